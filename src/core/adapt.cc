@@ -1,0 +1,141 @@
+#include "adapt.h"
+
+#include <climits>
+
+#include "errors.h"
+
+namespace pytensor_onnx {
+namespace {
+
+std::vector<int64_t> ints_of(const AttrValue& value, const std::string& what) {
+  if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) return *ints;
+  if (const auto* i = std::get_if<int64_t>(&value)) return {*i};
+  throw BuildError(what + " must be a list of ints");
+}
+
+void set_input(std::vector<Value*>& inputs, size_t index, Value* value) {
+  if (inputs.size() <= index) inputs.resize(index + 1, nullptr);
+  inputs[index] = value;
+}
+
+// `axes` is an attribute before `input_since` and input `index` from then on.
+// Rules may give either form; the builder writes the one the opset wants.
+void place_axes(GraphBuilder& g, const std::string& op_type, std::vector<Value*>& inputs, Attributes& attrs,
+                int input_since, size_t index) {
+  const bool has_input = inputs.size() > index && inputs[index] != nullptr;
+  if (g.opset() >= input_since) {
+    if (auto axes = attrs.take("axes")) {
+      if (has_input) throw BuildError(op_type + ": give axes as an attribute or as an input, not both");
+      std::vector<int64_t> values = ints_of(*axes, op_type + " axes");
+      // An empty axes attribute means "all axes" for reductions: omit the input.
+      if (!values.empty() || op_type.rfind("Reduce", 0) != 0) set_input(inputs, index, g.int64s(values));
+    }
+    return;
+  }
+  if (!has_input) {
+    if (auto axes = attrs.find("axes")) {
+      if (ints_of(*axes, op_type + " axes").empty()) attrs.take("axes");
+    }
+    return;
+  }
+  Value* axes = inputs[index];
+  if (!axes->constant) {
+    throw UnsupportedError(op_type + " with axes computed at run time needs opset >= " +
+                           std::to_string(input_since) + "; export with opset_version >= " +
+                           std::to_string(input_since));
+  }
+  std::vector<int64_t> values = axes->constant->to_int64s();
+  inputs.resize(index);
+  if (!values.empty()) attrs.set("axes", values);
+}
+
+void attribute_to_input(GraphBuilder& g, std::vector<Value*>& inputs, Attributes& attrs, const std::string& name,
+                        size_t index, DType dtype) {
+  auto value = attrs.take(name);
+  if (!value) return;
+  Tensor t;
+  if (const auto* ints = std::get_if<std::vector<int64_t>>(&*value)) t = Tensor::int64s(*ints);
+  else if (const auto* i = std::get_if<int64_t>(&*value)) t = Tensor::scalar(dtype, static_cast<double>(*i));
+  else if (const auto* f = std::get_if<double>(&*value)) t = Tensor::scalar(dtype, *f);
+  else if (const auto* tensor = std::get_if<Tensor>(&*value)) t = *tensor;
+  else throw BuildError("attribute '" + name + "' cannot become an input");
+  set_input(inputs, index, g.constant(std::move(t), name));
+}
+
+Value* range_0_to(GraphBuilder& g, Value* limit) {
+  return g.op1("Range", {g.constant(Tensor::int64_scalar(0), "zero"), limit, g.constant(Tensor::int64_scalar(1), "one")});
+}
+
+// Trilu before opset 14: keep x where (col - row) >= k (upper) or <= k (lower).
+std::vector<Value*> trilu_recipe(GraphBuilder& g, const std::vector<Value*>& inputs, const Attributes& attrs) {
+  Value* x = inputs[0];
+  const bool upper = attrs.get_int("upper", 1) != 0;
+  Value* shape = g.op1("Shape", {x});
+  Value* rows = g.op1("Gather", {shape, g.constant(Tensor::int64_scalar(-2), "minus_two")}, {{"axis", int64_t{0}}});
+  Value* cols = g.op1("Gather", {shape, g.constant(Tensor::int64_scalar(-1), "minus_one")}, {{"axis", int64_t{0}}});
+  Value* row_ids = g.op1("Unsqueeze", {range_0_to(g, rows)}, {{"axes", std::vector<int64_t>{1}}});
+  Value* col_ids = g.op1("Unsqueeze", {range_0_to(g, cols)}, {{"axes", std::vector<int64_t>{0}}});
+  Value* offset = g.op1("Sub", {col_ids, row_ids});
+  Value* k = inputs.size() > 1 && inputs[1] ? g.cast(inputs[1], DType::Int64) : g.constant(Tensor::int64_scalar(0), "zero");
+  Value* keep = g.op1(upper ? "GreaterOrEqual" : "LessOrEqual", {offset, k});
+  Value* zero = g.constant(Tensor::scalar(x->dtype, 0.0), "zero");
+  return {g.op1("Where", {keep, x, zero})};
+}
+
+// Shape with start/end before opset 15: Shape then Slice (both clamp alike).
+std::vector<Value*> shape_slice_recipe(GraphBuilder& g, const std::vector<Value*>& inputs, const Attributes& attrs) {
+  Value* shape = g.emit("Shape", {inputs[0]}, {}, 1)[0];
+  const int64_t start = attrs.get_int("start", 0);
+  const int64_t end = attrs.get_int("end", INT64_MAX);
+  return {g.op1("Slice", {shape, g.int64s({start}), g.int64s({end})})};
+}
+
+}  // namespace
+
+void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Value*>& inputs, Attributes& attrs,
+                     size_t n_outputs) {
+  if (op_type == "ReduceSum") {
+    place_axes(g, op_type, inputs, attrs, 13, 1);
+  } else if (op_type.rfind("Reduce", 0) == 0) {
+    place_axes(g, op_type, inputs, attrs, 18, 1);
+  } else if (op_type == "Squeeze" || op_type == "Unsqueeze") {
+    place_axes(g, op_type, inputs, attrs, 13, 1);
+  } else if (op_type == "Split") {
+    attribute_to_input(g, inputs, attrs, "split", 1, DType::Int64);
+    const bool has_sizes = inputs.size() > 1 && inputs[1] != nullptr;
+    if (g.opset() < 18) {
+      attrs.take("num_outputs");  // equal split is the default before 18
+    } else if (!has_sizes && !attrs.has("num_outputs")) {
+      attrs.set("num_outputs", static_cast<int64_t>(n_outputs));
+    }
+    if (has_sizes) attrs.take("num_outputs");
+  } else if (op_type == "Pad") {
+    attribute_to_input(g, inputs, attrs, "pads", 1, DType::Int64);
+    attribute_to_input(g, inputs, attrs, "value", 2, inputs[0]->dtype);
+    if (g.opset() < 18 && inputs.size() > 3 && inputs[3]) {
+      throw UnsupportedError("Pad with an axes input needs opset >= 18; give pads for every axis instead");
+    }
+  } else if (op_type == "Clip") {
+    attribute_to_input(g, inputs, attrs, "min", 1, inputs[0]->dtype);
+    attribute_to_input(g, inputs, attrs, "max", 2, inputs[0]->dtype);
+  } else if (op_type == "ScatterND" || op_type == "ScatterElements") {
+    const std::string reduction = attrs.get_string("reduction").value_or("none");
+    const int needed = (reduction == "add" || reduction == "mul") ? 16 : (reduction == "none" ? 0 : 18);
+    if (g.opset() < needed) {
+      throw UnsupportedError(op_type + " with reduction='" + reduction + "' needs opset >= " +
+                             std::to_string(needed) + "; export with opset_version >= " + std::to_string(needed));
+    }
+  }
+}
+
+std::optional<std::vector<Value*>> build_recipe(GraphBuilder& g, const std::string& op_type,
+                                                const std::vector<Value*>& inputs, const Attributes& attrs,
+                                                size_t /*n_outputs*/) {
+  if (op_type == "Trilu" && g.opset() < 14) return trilu_recipe(g, inputs, attrs);
+  if (op_type == "Shape" && g.opset() < 15 && (attrs.has("start") || attrs.has("end"))) {
+    return shape_slice_recipe(g, inputs, attrs);
+  }
+  return std::nullopt;
+}
+
+}  // namespace pytensor_onnx

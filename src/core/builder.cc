@@ -1,0 +1,109 @@
+#include "builder.h"
+
+#include "adapt.h"
+#include "errors.h"
+#include "infer.h"
+#include "kernels.h"
+#include "opset.h"
+
+namespace pytensor_onnx {
+namespace {
+
+std::string lower_hint(const std::string& op_type) {
+  std::string hint;
+  for (char c : op_type) hint += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return hint;
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(int opset, std::string graph_name)
+    : opset_(opset), graph_(std::make_shared<Graph>(std::move(graph_name))) {
+  if (opset < kMinOpset) {
+    throw UnsupportedError("opset " + std::to_string(opset) + " is older than the oldest supported opset " +
+                           std::to_string(kMinOpset) + "; use opset_version >= " + std::to_string(kMinOpset));
+  }
+  if (opset > kMaxKnownOpset) {
+    throw UnsupportedError("opset " + std::to_string(opset) + " is newer than the newest opset this library knows (" +
+                           std::to_string(kMaxKnownOpset) + ")");
+  }
+}
+
+GraphBuilder::GraphBuilder(GraphBuilder& parent, std::string graph_name)
+    : opset_(parent.opset_), graph_(std::make_shared<Graph>(std::move(graph_name), &parent.graph())) {}
+
+Value* GraphBuilder::input(const std::string& name, DType dtype, Shape shape) {
+  return graph_->add_input(name, dtype, std::move(shape));
+}
+
+Value* GraphBuilder::constant(Tensor tensor, const std::string& name_hint) {
+  return graph_->add_initializer(name_hint, std::move(tensor));
+}
+
+std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs,
+                                       size_t n_outputs, const std::string& domain) {
+  while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  Node* node = graph_->add_node(op_type, domain, std::move(inputs), n_outputs, std::move(attrs),
+                                lower_hint(op_type));
+  try {
+    infer_node(*node);
+  } catch (const BuildError& e) {
+    throw BuildError(op_type + ": " + e.what());
+  }
+  return node->outputs;
+}
+
+std::vector<Value*> GraphBuilder::op(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs,
+                                     size_t n_outputs, const std::string& domain) {
+  if (!domain.empty()) return emit(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+  const bool is_generator = op_type == "Constant" || op_type == "RandomNormal" || op_type == "RandomUniform";
+  if (!is_generator && (inputs.empty() || inputs[0] == nullptr)) {
+    throw BuildError(op_type + ": the first input is missing");
+  }
+  if (auto recipe = build_recipe(*this, op_type, inputs, attrs, n_outputs)) return *recipe;
+  const auto since = op_since_version(op_type);
+  if (!since) {
+    throw UnsupportedError("'" + op_type + "' is not an ONNX operator this library knows; custom ops need a domain");
+  }
+  if (*since > opset_) {
+    throw UnsupportedError("ONNX operator " + op_type + " first appears in opset " + std::to_string(*since) +
+                           "; export with opset_version >= " + std::to_string(*since));
+  }
+  adapt_interface(*this, op_type, inputs, attrs, n_outputs);
+  if (auto adapted = adapt_kernel_dtypes(*this, op_type, inputs, attrs, n_outputs)) return *adapted;
+  return emit(op_type, std::move(inputs), std::move(attrs), n_outputs);
+}
+
+Value* GraphBuilder::cast(Value* value, DType dtype) {
+  if (value->dtype == dtype) return value;
+  return emit("Cast", {value}, {{"to", static_cast<int64_t>(dtype)}}, 1)[0];
+}
+
+void GraphBuilder::output(Value* value, const std::string& name) {
+  if (!value) throw BuildError("output '" + name + "' has no value");
+  const bool needs_identity = value->is_graph_input || value->constant || value->producer == nullptr ||
+                              graph_->is_output(value);
+  if (needs_identity) value = emit("Identity", {value}, {}, 1)[0];
+  if (value->name != name) {
+    if (Value* holder = graph_->find_value(name)) {
+      if (holder->is_graph_input || graph_->is_output(holder)) {
+        throw BuildError("output name '" + name + "' is already used by a graph input or output");
+      }
+      graph_->rename(holder, graph_->unique_name(name));
+    }
+    graph_->rename(value, name);
+  }
+  graph_->add_output(value);
+}
+
+void GraphBuilder::require_domain(const std::string& domain, int version) {
+  for (auto& entry : extra_domains_) {
+    if (entry.first == domain) {
+      entry.second = std::max(entry.second, version);
+      return;
+    }
+  }
+  extra_domains_.emplace_back(domain, version);
+}
+
+}  // namespace pytensor_onnx

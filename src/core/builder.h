@@ -1,0 +1,62 @@
+// GraphBuilder: the one way rules create ONNX nodes.
+//
+// Rules write each op in one form; the builder emits what the target opset and
+// ONNX Runtime's CPU kernels accept: it moves attributes to inputs (or back)
+// where the opset changed the interface, expands ops the opset lacks into
+// recipes of standard ops, and casts around dtypes that have no kernel when an
+// exact cast exists. Every node it emits gets inferred dtypes and shapes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir.h"
+
+namespace pytensor_onnx {
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(int opset, std::string graph_name = "main");
+  // A builder for a subgraph (If/Loop body) that may read values of `parent`.
+  GraphBuilder(GraphBuilder& parent, std::string graph_name);
+
+  int opset() const { return opset_; }
+  Graph& graph() { return *graph_; }
+  const Graph& graph() const { return *graph_; }
+  std::shared_ptr<Graph> shared_graph() const { return graph_; }
+
+  Value* input(const std::string& name, DType dtype, Shape shape);
+  Value* constant(Tensor tensor, const std::string& name_hint = "const");
+  Value* int64s(const std::vector<int64_t>& values) { return constant(Tensor::int64s(values), "ints"); }
+  Value* scalar(DType dtype, double value) { return constant(Tensor::scalar(dtype, value), "scalar"); }
+
+  // Emits `op_type` (adapted as described above) and returns its outputs.
+  std::vector<Value*> op(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs = {},
+                         size_t n_outputs = 1, const std::string& domain = "");
+  Value* op1(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs = {}) {
+    return op(op_type, std::move(inputs), std::move(attrs), 1)[0];
+  }
+  // Cast to `dtype`; returns `value` itself when it already has that dtype.
+  Value* cast(Value* value, DType dtype);
+
+  // Emits exactly the node asked for: no adaptation. Used by adaptations
+  // themselves and by passes.
+  std::vector<Value*> emit(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs,
+                           size_t n_outputs, const std::string& domain = "");
+
+  // Marks `value` as graph output `name` (inserting an Identity when the value
+  // is an input, a constant, or already an output under another name).
+  void output(Value* value, const std::string& name);
+
+  // Extra opset imports (custom domains), e.g. {"com.microsoft", 1}.
+  void require_domain(const std::string& domain, int version);
+  const std::vector<std::pair<std::string, int>>& extra_domains() const { return extra_domains_; }
+
+ private:
+  int opset_;
+  std::shared_ptr<Graph> graph_;
+  std::vector<std::pair<std::string, int>> extra_domains_;
+};
+
+}  // namespace pytensor_onnx

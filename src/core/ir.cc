@@ -1,0 +1,219 @@
+#include "ir.h"
+
+#include <algorithm>
+
+#include "errors.h"
+
+namespace pytensor_onnx {
+
+Graph::Graph(std::string name, Graph* parent) : name_(std::move(name)), parent_(parent) {}
+
+Value* Graph::new_value(const std::string& name) {
+  values_.push_back(std::make_unique<Value>());
+  Value* v = values_.back().get();
+  v->name = name;
+  names_[name] = v;
+  return v;
+}
+
+bool Graph::name_taken(const std::string& name) const {
+  for (const Graph* g = this; g != nullptr; g = g->parent_) {
+    if (g->names_.count(name)) return true;
+  }
+  return false;
+}
+
+Value* Graph::find_value(const std::string& name) const {
+  auto it = names_.find(name);
+  return it == names_.end() ? nullptr : it->second;
+}
+
+std::string Graph::unique_name(const std::string& hint) {
+  const std::string base = hint.empty() ? "v" : hint;
+  if (!name_taken(base)) return base;
+  int64_t& counter = name_counters_[base];
+  std::string candidate;
+  do {
+    candidate = base + "_" + std::to_string(++counter);
+  } while (name_taken(candidate));
+  return candidate;
+}
+
+void Graph::rename(Value* value, const std::string& new_name) {
+  if (value->name == new_name) return;
+  if (name_taken(new_name)) throw BuildError("the name '" + new_name + "' is already used in the graph");
+  names_.erase(value->name);
+  value->name = new_name;
+  names_[new_name] = value;
+}
+
+Value* Graph::add_input(const std::string& name, DType dtype, Shape shape) {
+  if (name.empty()) throw BuildError("graph inputs need a name");
+  if (name_taken(name)) {
+    throw BuildError("two graph inputs are both named '" + name + "'; input names must be unique");
+  }
+  Value* v = new_value(name);
+  v->dtype = dtype;
+  v->shape = std::move(shape);
+  v->is_graph_input = true;
+  inputs_.push_back(v);
+  return v;
+}
+
+Value* Graph::add_initializer(const std::string& name_hint, Tensor tensor) {
+  Value* v = new_value(unique_name(name_hint));
+  v->dtype = tensor.dtype();
+  v->shape = shape_of_sizes(tensor.dims());
+  v->constant = std::move(tensor);
+  return v;
+}
+
+Value* Graph::add_outer_scope_value(Value* outer) {
+  // The value keeps its outer name; subgraphs read it by that name.
+  values_.push_back(std::make_unique<Value>());
+  Value* v = values_.back().get();
+  v->name = outer->name;
+  v->dtype = outer->dtype;
+  v->shape = outer->shape;
+  return v;
+}
+
+Node* Graph::add_node(const std::string& op_type, const std::string& domain, std::vector<Value*> inputs,
+                      size_t n_outputs, Attributes attrs, const std::string& name_hint) {
+  auto node = std::make_unique<Node>();
+  Node* n = node.get();
+  n->op_type = op_type;
+  n->domain = domain;
+  // Node names live in their own namespace; a per-graph counter keeps them unique.
+  n->name = op_type + "_" + std::to_string(node_name_counters_[op_type]++);
+  n->inputs = std::move(inputs);
+  n->attrs = std::move(attrs);
+  for (Value* in : n->inputs) {
+    if (in) in->users.push_back(n);
+  }
+  for (const auto& attr : n->attrs.items()) {
+    if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value)) {
+      ++nodes_with_subgraphs_;
+      break;
+    }
+  }
+  for (size_t i = 0; i < n_outputs; ++i) {
+    Value* out = new_value(unique_name(name_hint));
+    out->producer = n;
+    n->outputs.push_back(out);
+  }
+  nodes_.push_back(std::move(node));
+  node_positions_[n] = std::prev(nodes_.end());
+  return n;
+}
+
+void Graph::add_output(Value* value) {
+  if (!value) throw BuildError("graph output is null");
+  outputs_.push_back(value);
+}
+
+std::vector<Value*> Graph::initializers() const {
+  std::vector<Value*> result;
+  for (const auto& v : values_) {
+    if (v->constant) result.push_back(v.get());
+  }
+  return result;
+}
+
+std::vector<Node*> Graph::nodes() const {
+  std::vector<Node*> result;
+  result.reserve(nodes_.size());
+  for (const auto& n : nodes_) result.push_back(n.get());
+  return result;
+}
+
+bool Graph::is_output(const Value* value) const {
+  return std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
+}
+
+bool Graph::has_users(const Value* value) const {
+  if (!value->users.empty() || is_output(value)) return true;
+  if (nodes_with_subgraphs_ == 0) return false;
+  for (const auto& node : nodes_) {
+    for (const auto& attr : node->attrs.items()) {
+      if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value) &&
+          std::get<std::shared_ptr<Graph>>(attr.value)->names_read_by_subgraphs().count(value->name)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::unordered_set<std::string> Graph::names_read_by_subgraphs() const {
+  // For a subgraph itself: every name its nodes read, plus what its own subgraphs read.
+  std::unordered_set<std::string> names;
+  for (const auto& node : nodes_) {
+    for (const Value* in : node->inputs) {
+      if (in) names.insert(in->name);
+    }
+    for (const auto& attr : node->attrs.items()) {
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) {
+        auto inner = (*sub)->names_read_by_subgraphs();
+        names.insert(inner.begin(), inner.end());
+      }
+    }
+  }
+  for (const Value* out : outputs_) names.insert(out->name);
+  return names;
+}
+
+void Graph::replace_all_uses(Value* old_value, Value* new_value) {
+  if (old_value == new_value) return;
+  for (Node* user : old_value->users) {
+    for (Value*& in : user->inputs) {
+      if (in == old_value) {
+        in = new_value;
+        new_value->users.push_back(user);
+      }
+    }
+  }
+  old_value->users.clear();
+  for (Value*& out : outputs_) {
+    if (out == old_value) out = new_value;
+  }
+}
+
+void Graph::remove_node(Node* node) {
+  for (Value* out : node->outputs) {
+    if (has_users(out)) {
+      throw BuildError("cannot remove node " + node->name + ": its output " + out->name + " is still used");
+    }
+  }
+  for (Value* in : node->inputs) {
+    if (!in) continue;
+    auto it = std::find(in->users.begin(), in->users.end(), node);
+    if (it != in->users.end()) in->users.erase(it);
+  }
+  for (Value* out : node->outputs) out->producer = nullptr;
+  auto pos = node_positions_.find(node);
+  if (pos != node_positions_.end()) {
+    nodes_.erase(pos->second);
+    node_positions_.erase(pos);
+  }
+}
+
+void Graph::remove_unused_values() {
+  std::vector<std::unique_ptr<Value>> kept;
+  kept.reserve(values_.size());
+  for (auto& v : values_) {
+    const bool orphan_output = v->producer == nullptr && !v->is_graph_input && !v->constant;
+    const bool unused_constant = v->constant && !has_users(v.get());
+    // Orphaned node outputs and unused initializers go; an outer-scope reference
+    // (no producer, not an input, no constant) is kept only while it has users.
+    if ((orphan_output && !has_users(v.get())) || unused_constant) {
+      auto named = names_.find(v->name);
+      if (named != names_.end() && named->second == v.get()) names_.erase(named);
+      continue;
+    }
+    kept.push_back(std::move(v));
+  }
+  values_ = std::move(kept);
+}
+
+}  // namespace pytensor_onnx

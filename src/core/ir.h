@@ -1,0 +1,111 @@
+// The in-memory graph: values, nodes, initializers, subgraphs.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "attribute.h"
+#include "dtype.h"
+#include "shape.h"
+#include "tensor.h"
+
+namespace pytensor_onnx {
+
+class Node;
+
+struct Value {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+  Node* producer = nullptr;       // null for graph inputs, initializers and outer-scope values
+  std::vector<Node*> users;       // one entry per input slot that reads this value
+  std::optional<Tensor> constant; // set for initializers
+  bool is_graph_input = false;
+
+  bool is_constant() const { return constant.has_value(); }
+  std::optional<size_t> rank() const {
+    return shape ? std::optional<size_t>(shape->size()) : std::nullopt;
+  }
+};
+
+class Node {
+ public:
+  std::string op_type;
+  std::string domain;  // "" is the default ONNX domain
+  std::string name;
+  std::vector<Value*> inputs;  // nullptr marks an omitted optional input
+  std::vector<Value*> outputs;
+  Attributes attrs;
+
+  Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+};
+
+// A graph owns its values and nodes. Nodes are kept in topological order:
+// the builder appends nodes after their inputs exist, and passes preserve it.
+class Graph {
+ public:
+  explicit Graph(std::string name = "main", Graph* parent = nullptr);
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& name() const { return name_; }
+  Graph* parent() const { return parent_; }
+
+  Value* add_input(const std::string& name, DType dtype, Shape shape);
+  Value* add_initializer(const std::string& name_hint, Tensor tensor);
+  // Appends a node; its outputs are new values named after `name_hint`.
+  Node* add_node(const std::string& op_type, const std::string& domain, std::vector<Value*> inputs,
+                 size_t n_outputs, Attributes attrs, const std::string& name_hint);
+  void add_output(Value* value);
+  // A value defined in an enclosing graph, referenced by name from this subgraph.
+  Value* add_outer_scope_value(Value* outer);
+
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  std::vector<Value*>& mutable_outputs() { return outputs_; }
+  std::vector<Value*> initializers() const;
+  std::vector<Node*> nodes() const;
+  size_t num_nodes() const { return nodes_.size(); }
+
+  // Every read of `old_value` (node inputs and graph outputs) now reads `new_value`.
+  void replace_all_uses(Value* old_value, Value* new_value);
+  // Unlinks and destroys a node whose outputs are no longer used.
+  void remove_node(Node* node);
+  // Drops initializers and values nothing refers to.
+  void remove_unused_values();
+  bool is_output(const Value* value) const;
+  // Users include graph outputs and reads by name from subgraphs (If/Loop bodies).
+  bool has_users(const Value* value) const;
+  // Names that nodes of subgraphs (at any depth) read.
+  std::unordered_set<std::string> names_read_by_subgraphs() const;
+
+  // A name not yet used in this graph or its ancestors: "<hint>" or "<hint>_<n>".
+  std::string unique_name(const std::string& hint);
+  bool name_taken(const std::string& name) const;
+  // The value of this graph with that name, or null.
+  Value* find_value(const std::string& name) const;
+  void rename(Value* value, const std::string& new_name);
+
+ private:
+  Value* new_value(const std::string& name);
+
+  std::string name_;
+  Graph* parent_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::list<std::unique_ptr<Node>> nodes_;
+  std::unordered_map<const Node*, std::list<std::unique_ptr<Node>>::iterator> node_positions_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::unordered_map<std::string, int64_t> name_counters_;
+  std::unordered_map<std::string, Value*> names_;
+  std::unordered_map<std::string, int64_t> node_name_counters_;
+  size_t nodes_with_subgraphs_ = 0;  // lets has_users skip the subgraph scan
+};
+
+}  // namespace pytensor_onnx

@@ -1,0 +1,226 @@
+#include "kernels.h"
+
+#include <algorithm>
+#include <climits>
+#include <unordered_map>
+
+#include "errors.h"
+
+namespace pytensor_onnx {
+namespace {
+
+// How results may be computed on another dtype without changing them.
+enum class Fidelity {
+  kValue,    // only dtypes that hold every value exactly (widening)
+  kBits,     // also same-width integer reinterpretation: the op is modular
+             // (add, mul, ...) or only moves data, so low bits are enough
+  kOrdered,  // widening, and uint64 through an order-preserving map to int64
+  kTruth,    // only zero / non-zero matters: cast to bool
+};
+
+struct KernelEntry {
+  std::vector<std::pair<int, std::vector<DType>>> types_since;  // (first opset, dtypes), ascending
+  std::vector<size_t> typed_inputs;   // empty: every input
+  std::vector<size_t> typed_outputs;  // which outputs have the input dtype; empty: every output
+  Fidelity fidelity;
+  bool outputs_typed = true;          // false: no output carries the input dtype
+};
+
+using D = DType;
+const std::vector<DType> kFloats = {D::Float16, D::Float32, D::Float64};
+
+std::vector<DType> floats_and(std::initializer_list<DType> more) {
+  std::vector<DType> types = kFloats;
+  types.insert(types.end(), more);
+  return types;
+}
+
+const std::vector<DType> kAllNumeric = {D::Float16, D::Float32, D::Float64, D::Int8,   D::Int16,  D::Int32,
+                                        D::Int64,   D::UInt8,   D::UInt16,  D::UInt32, D::UInt64};
+
+// Facts from running ONNX Runtime 1.31's CPU provider on every dtype
+// (tools/probe_ort_kernels.py; tests/python/test_kernel_table.py re-checks
+// this table against the installed runtime).
+const std::unordered_map<std::string, KernelEntry>& kernel_table() {
+  static const std::unordered_map<std::string, KernelEntry> table = [] {
+    std::unordered_map<std::string, KernelEntry> t;
+    const auto arith13 = floats_and({D::Int32, D::Int64, D::UInt32, D::UInt64});
+    for (const char* op : {"Add", "Sub", "Mul"}) t[op] = {{{13, arith13}, {14, kAllNumeric}}, {}, {}, Fidelity::kBits};
+    t["Div"] = {{{13, arith13}, {14, kAllNumeric}}, {}, {}, Fidelity::kValue};
+    t["Neg"] = {{{13, floats_and({D::Int8, D::Int16, D::Int32, D::Int64})}}, {}, {}, Fidelity::kBits};
+    const auto minmax = floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32, D::UInt64});
+    t["Max"] = {{{13, minmax}}, {}, {}, Fidelity::kOrdered};
+    t["Min"] = {{{13, minmax}}, {}, {}, Fidelity::kOrdered};
+    t["Clip"] = {{{13, minmax}}, {}, {0}, Fidelity::kOrdered};
+    t["Pow"] = {{{13, floats_and({D::Int32, D::Int64})}}, {0}, {0}, Fidelity::kBits};
+    t["Where"] = {{{13, floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32})}}, {1, 2}, {0}, Fidelity::kBits};
+    const auto reduce = floats_and({D::Int32, D::Int64});
+    for (const char* op : {"ReduceSum", "ReduceProd", "ReduceSumSquare"}) t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kBits};
+    for (const char* op : {"ReduceMean", "ReduceLogSumExp"}) t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kValue};
+    const auto reduce_order = floats_and({D::Int8, D::Int32, D::Int64, D::UInt8});
+    auto reduce_order_bool = reduce_order;
+    reduce_order_bool.push_back(D::Bool);
+    for (const char* op : {"ReduceMax", "ReduceMin"}) {
+      t[op] = {{{13, reduce_order}, {20, reduce_order_bool}}, {0}, {0}, Fidelity::kOrdered};
+    }
+    for (const char* op : {"ArgMax", "ArgMin"}) {
+      t[op] = {{{13, reduce_order}}, {0}, {}, Fidelity::kOrdered, false};
+    }
+    t["MatMul"] = {{{13, arith13}}, {}, {}, Fidelity::kBits};
+    t["Gemm"] = {{{13, kFloats}}, {0, 1, 2}, {}, Fidelity::kValue};
+    t["Einsum"] = {{{13, reduce}}, {}, {}, Fidelity::kBits};
+    t["CumSum"] = {{{13, {D::Float32, D::Float64, D::Int32, D::Int64}}, {14, reduce}}, {0}, {0}, Fidelity::kBits};
+    t["Trilu"] = {{{14, floats_and({D::Int32, D::Int64, D::Bool})}}, {0}, {0}, Fidelity::kBits};
+    t["Range"] = {{{13, {D::Float32, D::Float64, D::Int16, D::Int32, D::Int64}}}, {}, {}, Fidelity::kValue};
+    t["Unique"] = {{{13, floats_and({D::Int8, D::Int64})}}, {0}, {0}, Fidelity::kOrdered};
+    t["NonZero"] = {{{13, {D::Float16, D::Float32, D::Int32, D::Int64, D::UInt8, D::Bool}}}, {0}, {}, Fidelity::kTruth, false};
+    t["TopK"] = {{{13, floats_and({D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8})}}, {0}, {0}, Fidelity::kOrdered};
+    t["Pad"] = {{{13, floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32, D::UInt64, D::Bool})}}, {0, 2}, {0}, Fidelity::kBits};
+    t["BitShift"] = {{{13, {D::UInt8, D::UInt32, D::UInt64}}}, {}, {}, Fidelity::kBits};
+    t["Sum"] = {{{13, kFloats}}, {}, {}, Fidelity::kValue};
+    t["Mean"] = {{{13, {D::Float16, D::Float32}}}, {}, {}, Fidelity::kValue};
+    // Float-only math with no float64 kernel: no exact way around, so these
+    // raise for float64 instead of computing in float32.
+    for (const char* op : {"Erf", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softsign", "Det"}) {
+      t[op] = {{{13, {D::Float16, D::Float32}}}, {}, {}, Fidelity::kValue};
+    }
+    t["Softplus"] = {{{13, {D::Float16, D::Float32}}}, {}, {}, Fidelity::kValue};
+    return t;
+  }();
+  return table;
+}
+
+// Exactly representing wider dtypes, nearest first.
+std::vector<DType> widenings(DType d) {
+  switch (d) {
+    case D::Bool: return {D::UInt8, D::Int8, D::Int16, D::Int32, D::Int64};
+    case D::Int8: return {D::Int16, D::Int32, D::Int64};
+    case D::UInt8: return {D::Int16, D::UInt16, D::Int32, D::UInt32, D::Int64, D::UInt64};
+    case D::Int16: return {D::Int32, D::Int64};
+    case D::UInt16: return {D::Int32, D::UInt32, D::Int64, D::UInt64};
+    case D::Int32: return {D::Int64};
+    case D::UInt32: return {D::Int64, D::UInt64};
+    case D::Float16: return {D::Float32, D::Float64};
+    case D::BFloat16: return {D::Float32, D::Float64};
+    case D::Float32: return {D::Float64};
+    default: return {};
+  }
+}
+
+// Same-width reinterpretations, for ops whose low bits do not depend on the high bits.
+std::vector<DType> reinterpretations(DType d) {
+  switch (d) {
+    case D::Int8: return {D::UInt8};
+    case D::UInt8: return {D::Int8};
+    case D::Int16: return {D::UInt16};
+    case D::UInt16: return {D::Int16};
+    case D::Int32: return {D::UInt32};
+    case D::UInt32: return {D::Int32};
+    case D::Int64: return {D::UInt64};
+    case D::UInt64: return {D::Int64};
+    default: return {};
+  }
+}
+
+bool contains(const std::vector<DType>& types, DType d) {
+  return std::find(types.begin(), types.end(), d) != types.end();
+}
+
+const std::vector<DType>* types_at(const KernelEntry& entry, int opset) {
+  const std::vector<DType>* found = nullptr;
+  for (const auto& [since, types] : entry.types_since) {
+    if (since <= opset) found = &types;
+  }
+  return found;
+}
+
+bool has_index(const std::vector<size_t>& indices, size_t i) {
+  return indices.empty() || std::find(indices.begin(), indices.end(), i) != indices.end();
+}
+
+// uint64 -> int64 preserving order: reinterpret, then flip the sign bit by
+// adding INT64_MIN (ONNX integer Add wraps). The same map inverts it.
+Value* flip_sign_bit(GraphBuilder& g, Value* v) {
+  return g.emit("Add", {v, g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{INT64_MIN}, {}), "sign_bit")},
+                {}, 1)[0];
+}
+
+std::string no_kernel_message(const std::string& op_type, DType d) {
+  return "ONNX Runtime has no CPU kernel for " + op_type + " on " + dtype_name(d) +
+         ", and no cast to another dtype gives the same results";
+}
+
+}  // namespace
+
+std::optional<std::vector<DType>> ort_kernel_dtypes(const std::string& op_type, int opset) {
+  auto it = kernel_table().find(op_type);
+  if (it == kernel_table().end()) return std::nullopt;
+  const std::vector<DType>* types = types_at(it->second, opset);
+  if (!types) return std::nullopt;
+  return *types;
+}
+
+std::optional<std::vector<Value*>> adapt_kernel_dtypes(GraphBuilder& g, const std::string& op_type,
+                                                       const std::vector<Value*>& inputs,
+                                                       const Attributes& attrs, size_t n_outputs) {
+  auto it = kernel_table().find(op_type);
+  if (it == kernel_table().end()) return std::nullopt;
+  const KernelEntry& entry = it->second;
+  const std::vector<DType>* supported = types_at(entry, g.opset());
+  if (!supported) return std::nullopt;
+
+  // The dtype of the constrained inputs (they share one in every entry).
+  DType original = DType::Undefined;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] && has_index(entry.typed_inputs, i)) {
+      original = inputs[i]->dtype;
+      break;
+    }
+  }
+  if (original == DType::Undefined || contains(*supported, original)) return std::nullopt;
+
+  DType compute = DType::Undefined;
+  bool order_map = false;
+  if (entry.fidelity == Fidelity::kTruth) {
+    compute = DType::Bool;
+  } else {
+    for (DType candidate : widenings(original)) {
+      if (contains(*supported, candidate)) {
+        compute = candidate;
+        break;
+      }
+    }
+    if (compute == DType::Undefined && entry.fidelity == Fidelity::kBits) {
+      for (DType candidate : reinterpretations(original)) {
+        if (contains(*supported, candidate)) compute = candidate;
+      }
+    }
+    if (compute == DType::Undefined && entry.fidelity == Fidelity::kOrdered && original == DType::UInt64 &&
+        contains(*supported, DType::Int64)) {
+      compute = DType::Int64;
+      order_map = true;
+    }
+  }
+  if (compute == DType::Undefined || !contains(*supported, compute)) {
+    throw UnsupportedError(no_kernel_message(op_type, original));
+  }
+
+  std::vector<Value*> converted = inputs;
+  for (size_t i = 0; i < converted.size(); ++i) {
+    if (!converted[i] || !has_index(entry.typed_inputs, i)) continue;
+    Value* v = g.cast(converted[i], compute);
+    if (order_map) v = flip_sign_bit(g, v);
+    converted[i] = v;
+  }
+  std::vector<Value*> outputs = g.emit(op_type, converted, attrs, n_outputs);
+  if (!entry.outputs_typed) return outputs;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!has_index(entry.typed_outputs, i)) continue;
+    Value* v = outputs[i];
+    if (order_map) v = flip_sign_bit(g, v);
+    outputs[i] = g.cast(v, original);
+  }
+  return outputs;
+}
+
+}  // namespace pytensor_onnx

@@ -1,0 +1,156 @@
+#include "serialize.h"
+
+#include <fstream>
+
+#include "errors.h"
+#include "onnx_isolated.pb.h"
+#include "opset.h"
+
+namespace pytensor_onnx {
+namespace pb = ::pytensor_onnx_pb;
+namespace {
+
+constexpr size_t kExternalAlignment = 4096;
+
+class ExternalDataWriter {
+ public:
+  ExternalDataWriter(const ModelOptions& options) : options_(options) {
+    if (!options.external_data_path.empty()) {
+      file_.open(options.external_data_path, std::ios::binary | std::ios::trunc);
+      if (!file_) throw BuildError("cannot open external data file '" + options.external_data_path + "' for writing");
+    }
+  }
+  bool wants(const Tensor& t) const { return file_.is_open() && t.nbytes() >= options_.external_data_threshold; }
+  void write(const Tensor& t, pb::TensorProto& proto) {
+    const size_t padding = (kExternalAlignment - offset_ % kExternalAlignment) % kExternalAlignment;
+    static const char zeros[kExternalAlignment] = {};
+    file_.write(zeros, static_cast<std::streamsize>(padding));
+    offset_ += padding;
+    file_.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.nbytes()));
+    if (!file_) throw BuildError("writing external data to '" + options_.external_data_path + "' failed");
+    proto.set_data_location(pb::TensorProto::EXTERNAL);
+    add_entry(proto, "location", options_.external_data_location);
+    add_entry(proto, "offset", std::to_string(offset_));
+    add_entry(proto, "length", std::to_string(t.nbytes()));
+    offset_ += t.nbytes();
+  }
+
+ private:
+  static void add_entry(pb::TensorProto& proto, const std::string& key, const std::string& value) {
+    auto* entry = proto.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  const ModelOptions& options_;
+  std::ofstream file_;
+  size_t offset_ = 0;
+};
+
+void fill_tensor(const Tensor& t, const std::string& name, pb::TensorProto& proto, ExternalDataWriter* external) {
+  proto.set_name(name);
+  proto.set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.dims()) proto.add_dims(d);
+  if (external && external->wants(t)) {
+    external->write(t, proto);
+  } else {
+    proto.set_raw_data(t.data(), t.nbytes());
+  }
+}
+
+void fill_value_info(const Value& v, pb::ValueInfoProto& proto) {
+  if (v.dtype == DType::Undefined) {
+    throw BuildError("graph input/output '" + v.name + "' has no known dtype");
+  }
+  proto.set_name(v.name);
+  auto* tensor_type = proto.mutable_type()->mutable_tensor_type();
+  tensor_type->set_elem_type(static_cast<int32_t>(v.dtype));
+  if (!v.shape) return;
+  auto* shape = tensor_type->mutable_shape();
+  for (const Dim& d : *v.shape) {
+    auto* dim = shape->add_dim();
+    if (d.is_known()) dim->set_dim_value(d.size);
+    else if (d.is_named()) dim->set_dim_param(d.symbol);
+  }
+}
+
+void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* external);
+
+void fill_attribute(const Attribute& attr, pb::AttributeProto& proto, ExternalDataWriter* external) {
+  proto.set_name(attr.name);
+  std::visit(
+      [&](const auto& value) {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          proto.set_type(pb::AttributeProto::INT);
+          proto.set_i(value);
+        } else if constexpr (std::is_same_v<T, double>) {
+          proto.set_type(pb::AttributeProto::FLOAT);
+          proto.set_f(static_cast<float>(value));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          proto.set_type(pb::AttributeProto::STRING);
+          proto.set_s(value);
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          proto.set_type(pb::AttributeProto::INTS);
+          for (int64_t i : value) proto.add_ints(i);
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          proto.set_type(pb::AttributeProto::FLOATS);
+          for (double f : value) proto.add_floats(static_cast<float>(f));
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          proto.set_type(pb::AttributeProto::STRINGS);
+          for (const auto& s : value) proto.add_strings(s);
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          proto.set_type(pb::AttributeProto::TENSOR);
+          fill_tensor(value, "", *proto.mutable_t(), nullptr);
+        } else {
+          proto.set_type(pb::AttributeProto::GRAPH);
+          fill_graph(*value, *proto.mutable_g(), external);
+        }
+      },
+      attr.value);
+}
+
+void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* external) {
+  proto.set_name(graph.name());
+  for (const Value* in : graph.inputs()) fill_value_info(*in, *proto.add_input());
+  for (const Value* init : graph.initializers()) {
+    fill_tensor(*init->constant, init->name, *proto.add_initializer(), external);
+  }
+  for (const Node* node : graph.nodes()) {
+    auto* n = proto.add_node();
+    n->set_op_type(node->op_type);
+    n->set_name(node->name);
+    if (!node->domain.empty()) n->set_domain(node->domain);
+    for (const Value* in : node->inputs) n->add_input(in ? in->name : "");
+    for (const Value* out : node->outputs) n->add_output(out->name);
+    for (const auto& attr : node->attrs.items()) fill_attribute(attr, *n->add_attribute(), external);
+  }
+  for (const Value* out : graph.outputs()) fill_value_info(*out, *proto.add_output());
+}
+
+}  // namespace
+
+std::string serialize_model(const GraphBuilder& builder, const ModelOptions& options) {
+  pb::ModelProto model;
+  model.set_ir_version(ir_version_for_opset(builder.opset()));
+  model.set_producer_name(options.producer_name);
+  if (!options.producer_version.empty()) model.set_producer_version(options.producer_version);
+  if (!options.doc_string.empty()) model.set_doc_string(options.doc_string);
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(builder.opset());
+  for (const auto& [domain, version] : builder.extra_domains()) {
+    auto* extra = model.add_opset_import();
+    extra->set_domain(domain);
+    extra->set_version(version);
+  }
+  ExternalDataWriter external(options);
+  fill_graph(builder.graph(), *model.mutable_graph(), &external);
+  if (!options.graph_name.empty()) model.mutable_graph()->set_name(options.graph_name);
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    throw BuildError("protobuf serialization failed (a model over 2 GiB needs external data: pass a filename)");
+  }
+  return bytes;
+}
+
+}  // namespace pytensor_onnx

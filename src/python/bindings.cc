@@ -1,0 +1,275 @@
+// pytensor_onnx._core: the C++ graph builder, exposed to the Python rules.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "builder.h"
+#include "errors.h"
+#include "kernels.h"
+#include "opset.h"
+#include "passes/pass_manager.h"
+#include "serialize.h"
+
+namespace nb = nanobind;
+using namespace pytensor_onnx;
+
+namespace {
+
+using ReadOnlyArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+// Keeps a NumPy array alive for a borrowed Tensor; releases it under the GIL,
+// since the last reference may drop on any thread.
+struct PyKeepAlive {
+  nb::object object;
+  explicit PyKeepAlive(nb::object o) : object(std::move(o)) {}
+  ~PyKeepAlive() {
+    nb::gil_scoped_acquire gil;
+    object.reset();
+  }
+};
+
+DType dtype_of(const ReadOnlyArray& array) {
+  const nb::dlpack::dtype t = array.dtype();
+  const auto code = static_cast<nb::dlpack::dtype_code>(t.code);
+  if (t.lanes == 1) {
+    if (code == nb::dlpack::dtype_code::Float) {
+      if (t.bits == 16) return DType::Float16;
+      if (t.bits == 32) return DType::Float32;
+      if (t.bits == 64) return DType::Float64;
+    } else if (code == nb::dlpack::dtype_code::Int) {
+      if (t.bits == 8) return DType::Int8;
+      if (t.bits == 16) return DType::Int16;
+      if (t.bits == 32) return DType::Int32;
+      if (t.bits == 64) return DType::Int64;
+    } else if (code == nb::dlpack::dtype_code::UInt) {
+      if (t.bits == 8) return DType::UInt8;
+      if (t.bits == 16) return DType::UInt16;
+      if (t.bits == 32) return DType::UInt32;
+      if (t.bits == 64) return DType::UInt64;
+    } else if (code == nb::dlpack::dtype_code::Bool) {
+      return DType::Bool;
+    }
+  }
+  throw nb::value_error("array dtype has no ONNX tensor type; use float16/32/64, (u)int8..64 or bool");
+}
+
+Tensor tensor_from_array(nb::handle obj) {
+  ReadOnlyArray array = nb::cast<ReadOnlyArray>(obj);
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < array.ndim(); ++i) dims.push_back(static_cast<int64_t>(array.shape(i)));
+  const DType dtype = dtype_of(array);
+  auto owner = std::make_shared<PyKeepAlive>(nb::borrow(obj));
+  return Tensor::borrowed(dtype, std::move(dims), array.data(), array.nbytes(), std::move(owner));
+}
+
+bool is_int_like(nb::handle h) {
+  return PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr()));
+}
+
+AttrValue attribute_from_python(const std::string& name, nb::handle h) {
+  if (PyBool_Check(h.ptr()) || is_int_like(h)) return static_cast<int64_t>(nb::cast<int64_t>(nb::int_(h)));
+  if (PyFloat_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
+    if (!nb::isinstance<nb::str>(h) && !nb::hasattr(h, "shape")) return PyFloat_AsDouble(h.ptr());
+  }
+  if (nb::isinstance<nb::str>(h)) return nb::cast<std::string>(h);
+  if (nb::isinstance<GraphBuilder>(h)) return nb::cast<GraphBuilder&>(h).shared_graph();
+  if (nb::hasattr(h, "__array_interface__") || nb::hasattr(h, "__dlpack__")) return tensor_from_array(h);
+  if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+    nb::sequence seq = nb::borrow<nb::sequence>(h);
+    bool all_int = true, all_str = true;
+    for (nb::handle item : seq) {
+      all_int &= PyBool_Check(item.ptr()) || is_int_like(item);
+      all_str &= nb::isinstance<nb::str>(item);
+    }
+    if (all_int) {
+      std::vector<int64_t> v;
+      for (nb::handle item : seq) v.push_back(nb::cast<int64_t>(nb::int_(item)));
+      return v;
+    }
+    if (all_str) {
+      std::vector<std::string> v;
+      for (nb::handle item : seq) v.push_back(nb::cast<std::string>(item));
+      return v;
+    }
+    std::vector<double> v;
+    for (nb::handle item : seq) v.push_back(PyFloat_AsDouble(item.ptr()));
+    if (PyErr_Occurred()) throw nb::python_error();
+    return v;
+  }
+  throw nb::type_error(("attribute '" + name + "' has a type that maps to no ONNX attribute type").c_str());
+}
+
+Shape shape_from_python(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  std::vector<Dim> dims;
+  for (nb::handle d : nb::borrow<nb::sequence>(h)) {
+    if (d.is_none()) dims.push_back(Dim::unknown());
+    else if (nb::isinstance<nb::str>(d)) dims.push_back(Dim::named(nb::cast<std::string>(d)));
+    else {
+      const int64_t n = nb::cast<int64_t>(nb::int_(d));
+      if (n < 0) throw nb::value_error("shape dims must be non-negative ints, str names or None");
+      dims.push_back(Dim::known(n));
+    }
+  }
+  return dims;
+}
+
+nb::object shape_to_python(const Shape& shape) {
+  if (!shape) return nb::none();
+  nb::list dims;
+  for (const Dim& d : *shape) {
+    if (d.is_known()) dims.append(nb::int_(d.size));
+    else if (d.is_named()) dims.append(nb::str(d.symbol.c_str()));
+    else dims.append(nb::none());
+  }
+  return nb::tuple(dims);
+}
+
+nb::object constant_to_numpy(const Value& v) {
+  if (!v.constant) return nb::none();
+  const Tensor& t = *v.constant;
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::bytes raw(reinterpret_cast<const char*>(t.data()), t.nbytes());
+  nb::object flat = np.attr("frombuffer")(raw, nb::arg("dtype") = dtype_name(t.dtype()));
+  nb::list dims;
+  for (int64_t d : t.dims()) dims.append(d);
+  return flat.attr("reshape")(nb::tuple(dims)).attr("copy")();
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "C++ core of pytensor-onnx: IR, builder with opset adaptation, passes, serialization";
+
+  nb::exception<BuildError>(m, "OnnxBuildError", PyExc_ValueError);
+  nb::exception<UnsupportedError>(m, "OnnxUnsupportedError", PyExc_NotImplementedError);
+
+  m.attr("MIN_OPSET") = kMinOpset;
+  m.attr("MAX_KNOWN_OPSET") = kMaxKnownOpset;
+  m.def("ir_version_for_opset", &ir_version_for_opset, nb::arg("opset"));
+  m.def("op_since_version", &op_since_version, nb::arg("op_type"),
+        "First opset of the default domain that has `op_type`, or None.");
+  m.def(
+      "ort_kernel_dtypes",
+      [](const std::string& op, int opset) -> std::optional<std::vector<std::string>> {
+        auto types = ort_kernel_dtypes(op, opset);
+        if (!types) return std::nullopt;
+        std::vector<std::string> names;
+        for (DType t : *types) names.push_back(dtype_name(t));
+        return names;
+      },
+      nb::arg("op_type"), nb::arg("opset"),
+      "Dtypes ONNX Runtime's CPU kernels run for `op_type` at `opset` (None: no known gap).");
+
+  nb::class_<Value>(m, "Value", "A tensor value in the graph being built.")
+      .def_prop_ro("name", [](const Value& v) { return v.name; })
+      .def_prop_ro("dtype", [](const Value& v) { return dtype_name(v.dtype); })
+      .def_prop_ro("shape", [](const Value& v) { return shape_to_python(v.shape); },
+                   "Tuple of int (static), str (named) or None (unknown) per dim; None if the rank is unknown.")
+      .def_prop_ro("rank", [](const Value& v) { return v.rank(); })
+      .def_prop_ro("is_constant", [](const Value& v) { return v.is_constant(); })
+      .def_prop_ro("constant_value", &constant_to_numpy,
+                   "A NumPy copy of the value if it is a constant (initializer), else None.")
+      .def("__repr__", [](const Value& v) {
+        return "<Value " + v.name + ": " + dtype_name(v.dtype) + ">";
+      });
+
+  nb::class_<GraphBuilder>(m, "GraphBuilder", "Builds one ONNX graph at a fixed opset.")
+      .def(nb::init<int, std::string>(), nb::arg("opset"), nb::arg("name") = "main")
+      .def(
+          "subgraph", [](GraphBuilder& self, const std::string& name) { return std::make_unique<GraphBuilder>(self, name); },
+          nb::arg("name"), nb::keep_alive<0, 1>(), "A builder for an If/Loop body that may read this graph's values.")
+      .def_prop_ro("opset", &GraphBuilder::opset)
+      .def_prop_ro("num_nodes", [](const GraphBuilder& g) { return g.graph().num_nodes(); })
+      .def(
+          "input",
+          [](GraphBuilder& g, const std::string& name, const std::string& dtype, nb::handle shape) {
+            return g.input(name, dtype_from_name(dtype), shape_from_python(shape));
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("shape").none(), nb::rv_policy::reference_internal)
+      .def(
+          "const", [](GraphBuilder& g, nb::handle array, const std::string& name) { return g.constant(tensor_from_array(array), name); },
+          nb::arg("array"), nb::arg("name") = "const", nb::rv_policy::reference_internal,
+          "An initializer holding `array` (a C-contiguous NumPy array; not copied until serialization).")
+      .def(
+          "op",
+          [](GraphBuilder& g, const std::string& op_type, nb::args args, nb::kwargs kwargs) -> nb::object {
+            std::vector<Value*> inputs;
+            size_t position = 0;
+            for (nb::handle a : args) {
+              if (a.is_none()) inputs.push_back(nullptr);
+              else if (nb::isinstance<Value>(a)) inputs.push_back(nb::cast<Value*>(a));
+              else {
+                throw nb::type_error((op_type + ": input " + std::to_string(position) +
+                                      " must be a Value (use g.const(array) for constants) or None")
+                                         .c_str());
+              }
+              ++position;
+            }
+            std::string domain;
+            size_t n_outputs = 1;
+            Attributes attrs;
+            for (auto [key, value] : kwargs) {
+              const std::string name = nb::cast<std::string>(key);
+              if (name == "domain") domain = nb::cast<std::string>(value);
+              else if (name == "outputs") n_outputs = nb::cast<size_t>(value);
+              else if (!value.is_none()) attrs.set(name, attribute_from_python(name, value));
+            }
+            std::vector<Value*> outs = g.op(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+            nb::handle self = nb::find(g);
+            auto wrap = [&](Value* v) { return nb::cast(v, nb::rv_policy::reference_internal, self); };
+            if (n_outputs == 1) return wrap(outs[0]);
+            nb::list result;
+            for (Value* v : outs) result.append(wrap(v));
+            return nb::tuple(result);
+          },
+          nb::arg("op_type"), nb::arg("args"), nb::arg("kwargs"),
+          "Emit an ONNX op: g.op(type, *inputs, domain='', outputs=1, **attributes). Attributes may be given "
+          "in any form the op has at any opset (e.g. axes=[...]); the builder writes the target opset's form.")
+      .def(
+          "cast", [](GraphBuilder& g, Value* v, const std::string& dtype) { return g.cast(v, dtype_from_name(dtype)); },
+          nb::arg("value"), nb::arg("dtype"), nb::rv_policy::reference_internal)
+      .def("output", &GraphBuilder::output, nb::arg("value"), nb::arg("name"))
+      .def("require_domain", &GraphBuilder::require_domain, nb::arg("domain"), nb::arg("version"))
+      .def(
+          "optimize",
+          [](GraphBuilder& g, bool fold, bool cse) {
+            PassOptions options;
+            options.fold_constants = fold;
+            options.cse = cse;
+            return optimize_graph(g.graph(), options);
+          },
+          nb::arg("fold_constants") = true, nb::arg("cse") = true,
+          "Run dead-node elimination, constant folding of shape arithmetic, initializer dedup, CSE and "
+          "cast/identity cleanup to a fixed point.")
+      .def("node_types", [](const GraphBuilder& g) {
+        std::vector<std::string> types;
+        for (const Node* n : g.graph().nodes()) types.push_back(n->op_type);
+        return types;
+      })
+      .def(
+          "serialize",
+          [](const GraphBuilder& g, const std::string& graph_name, const std::string& doc_string,
+             const std::string& producer_version, const std::string& external_data_path,
+             const std::string& external_data_location, size_t external_data_threshold) {
+            ModelOptions options;
+            options.graph_name = graph_name;
+            options.doc_string = doc_string;
+            options.producer_version = producer_version;
+            options.external_data_path = external_data_path;
+            options.external_data_location = external_data_location;
+            options.external_data_threshold = external_data_threshold;
+            std::string bytes;
+            {
+              nb::gil_scoped_release release;
+              bytes = serialize_model(g, options);
+            }
+            return nb::bytes(bytes.data(), bytes.size());
+          },
+          nb::arg("graph_name") = "", nb::arg("doc_string") = "", nb::arg("producer_version") = "",
+          nb::arg("external_data_path") = "", nb::arg("external_data_location") = "",
+          nb::arg("external_data_threshold") = 1024, "The ModelProto bytes.");
+}
