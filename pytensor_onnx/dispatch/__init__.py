@@ -1,0 +1,20 @@
+"""Conversion rules, one module per PyTensor op family (imported for registration)."""
+
+from pytensor_onnx.dispatch.basic import (
+    ONNX_OPSET_VERSION,
+    ConversionResult,
+    fgraph_to_onnx,
+    onnx_funcify,
+    onnx_typify,
+)
+
+# Register the rules.
+import pytensor_onnx.dispatch.scalar
+import pytensor_onnx.dispatch.elemwise
+import pytensor_onnx.dispatch.math
+import pytensor_onnx.dispatch.special
+import pytensor_onnx.dispatch.shape
+import pytensor_onnx.dispatch.subtensor
+import pytensor_onnx.dispatch.tensor_basic
+
+__all__ = ["ONNX_OPSET_VERSION", "ConversionResult", "fgraph_to_onnx", "onnx_funcify", "onnx_typify"]

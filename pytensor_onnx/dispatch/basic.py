@@ -1,0 +1,223 @@
+"""The conversion dispatch: ``onnx_funcify`` rules and FunctionGraph conversion.
+
+A rule converts one PyTensor ``Op`` into ONNX nodes by calling the C++
+``GraphBuilder``::
+
+    @onnx_funcify.register(MyOp)
+    def _my_op(op, node, g, x, y):
+        return g.op("Add", x, y)
+
+``op`` is the Op instance, ``node`` the Apply node (for static facts such as
+output dtypes), ``g`` the builder and the remaining arguments the ONNX values of
+``node.inputs`` (Python objects for non-tensor constants such as slices or None).
+A rule returns one value, or a sequence with one value per node output.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from functools import singledispatch
+
+import numpy as np
+from pytensor.compile.ops import DeepCopyOp, TypeCastingOp
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import Constant, Variable
+from pytensor.graph.fg import FunctionGraph
+from pytensor.scalar.basic import ScalarType
+from pytensor.tensor.type import TensorType
+
+from pytensor_onnx import _core
+
+logger = logging.getLogger("pytensor_onnx")
+
+#: The default ONNX opset of exported models.
+ONNX_OPSET_VERSION = 18
+
+
+@singledispatch
+def onnx_funcify(op, node, g, *inputs):
+    """Convert ``op`` (applied in ``node``) to ONNX nodes built with ``g``."""
+    cls = type(op).__name__
+    raise NotImplementedError(
+        f"No ONNX conversion for Op {cls} (node: {node}). Register a rule:\n"
+        f"    @pytensor_onnx.onnx_funcify.register({cls})\n"
+        f"    def _(op, node, g, *inputs):\n"
+        f"        return g.op('<OnnxOp>', *inputs)"
+    )
+
+
+@singledispatch
+def onnx_typify(data, dtype=None, **kwargs):
+    """Convert constant data to the NumPy array stored as an ONNX initializer."""
+    return np.ascontiguousarray(np.asarray(data, dtype=dtype))
+
+
+def onnx_dtype(var: Variable) -> str:
+    """The NumPy dtype name of a tensor or scalar variable, checked for ONNX."""
+    dtype = getattr(var.type, "dtype", None)
+    if dtype is None:
+        raise NotImplementedError(f"Variable {var} of type {var.type} has no tensor dtype; ONNX cannot carry it")
+    if dtype.startswith("complex"):
+        raise NotImplementedError(f"Variable {var} has dtype {dtype}: ONNX Runtime has no complex tensors")
+    return dtype
+
+
+def static_shape(var: Variable) -> tuple:
+    if isinstance(var.type, ScalarType):
+        return ()
+    return tuple(var.type.shape)
+
+
+def const(g, value, dtype: str) -> _core.Value:
+    """An initializer holding ``value`` as ``dtype``."""
+    return g.const(onnx_typify(value, dtype=dtype))
+
+
+def _valid_name(name: str | None) -> bool:
+    return bool(name) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:\-]*", name) is not None
+
+
+def _unique_names(variables: Sequence[Variable], prefix: str, taken: set[str]) -> list[str]:
+    names = []
+    for i, var in enumerate(variables):
+        name = var.name if _valid_name(var.name) and var.name not in taken else f"{prefix}{i}"
+        while name in taken:
+            name = f"{name}_"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+class ConversionResult:
+    """A converted graph: the builder and the ONNX names of its inputs and outputs."""
+
+    def __init__(self, builder, input_names, output_names, initializer_inputs):
+        self.builder = builder
+        self.input_names = input_names
+        self.output_names = output_names
+        #: fgraph input indices that became initializers (shared variables on export)
+        self.initializer_inputs = initializer_inputs
+
+
+def fgraph_to_onnx(
+    fgraph: FunctionGraph,
+    *,
+    opset_version: int = ONNX_OPSET_VERSION,
+    shared_as_initializers: bool = False,
+    initializer_values: dict | None = None,
+    optimize: bool = True,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+) -> ConversionResult:
+    """Convert a FunctionGraph with ``onnx_funcify`` rules into a C++ GraphBuilder.
+
+    With ``shared_as_initializers`` the graph's shared-variable inputs become
+    initializers holding ``initializer_values[var]`` (default: their current
+    value); otherwise they stay graph inputs (execution mode, so updates work).
+    """
+    initializer_values = initializer_values or {}
+    g = _core.GraphBuilder(int(opset_version), "pytensor_graph")
+    taken: set[str] = set()
+    graph_inputs = [
+        (i, inp)
+        for i, inp in enumerate(fgraph.inputs)
+        if not (shared_as_initializers and isinstance(inp, SharedVariable))
+    ]
+    if input_names is None:
+        names = _unique_names([inp for _, inp in graph_inputs], "input_", taken)
+    else:
+        names = list(input_names)
+        if len(names) != len(graph_inputs):
+            raise ValueError(f"input_names has {len(names)} names for {len(graph_inputs)} graph inputs")
+        taken.update(names)
+
+    env: dict[Variable, object] = {}
+    initializer_inputs = []
+    for (i, inp), name in zip(graph_inputs, names):
+        shape = [
+            dim if dim is not None else f"{name}_dim{axis}" for axis, dim in enumerate(static_shape(inp))
+        ]
+        env[inp] = g.input(name, onnx_dtype(inp), shape)
+    for i, inp in enumerate(fgraph.inputs):
+        if inp not in env:
+            initializer_inputs.append(i)
+            value = initializer_values[inp] if inp in initializer_values else inp.get_value(borrow=True)
+            env[inp] = const(g, value, onnx_dtype(inp))
+
+    for node in fgraph.toposort():
+        inputs = [_lookup(g, env, var) for var in node.inputs]
+        result = onnx_funcify(node.op, node, g, *inputs)
+        outs = _as_output_list(result, node)
+        for var, value in zip(node.outputs, outs):
+            _check_output(node, var, value)
+            env[var] = value
+
+    if output_names is None:
+        out_names = _unique_names(fgraph.outputs, "output_", taken)
+    else:
+        out_names = list(output_names)
+        if len(out_names) != len(fgraph.outputs):
+            raise ValueError(f"output_names has {len(out_names)} names for {len(fgraph.outputs)} outputs")
+    for var, name in zip(fgraph.outputs, out_names):
+        g.output(_lookup(g, env, var), name)
+    if optimize:
+        g.optimize()
+    return ConversionResult(g, names, out_names, initializer_inputs)
+
+
+def _lookup(g, env, var):
+    if var in env:
+        return env[var]
+    if isinstance(var, Constant):
+        if isinstance(var.type, TensorType | ScalarType):
+            value = const(g, var.data, onnx_dtype(var))
+        else:
+            value = var.data  # slices, None and other static Python values
+        env[var] = value
+        return value
+    raise ValueError(f"Variable {var} is neither a graph input, a constant, nor computed by a node")
+
+
+def _as_output_list(result, node):
+    if isinstance(result, _core.Value):
+        outs = [result]
+    elif isinstance(result, Sequence):
+        outs = list(result)
+    else:
+        raise TypeError(f"The ONNX rule for {node.op} returned {type(result).__name__}, not a Value or a list of Values")
+    if len(outs) != len(node.outputs):
+        raise TypeError(f"The ONNX rule for {node.op} returned {len(outs)} values for {len(node.outputs)} outputs")
+    return outs
+
+
+def _check_output(node, var, value):
+    if not isinstance(value, _core.Value):
+        raise TypeError(f"The ONNX rule for {node.op} returned {value!r} for output {var}, not a Value")
+    expected = onnx_dtype(var)
+    if value.dtype != expected:
+        raise TypeError(
+            f"The ONNX rule for {node.op} produced dtype {value.dtype} for output {var}, "
+            f"but PyTensor's type says {expected}"
+        )
+    shape = static_shape(var)
+    if value.shape is not None:
+        if len(value.shape) != len(shape):
+            raise TypeError(
+                f"The ONNX rule for {node.op} produced rank {len(value.shape)} for output {var}, "
+                f"but PyTensor's type says rank {len(shape)}"
+            )
+        for axis, (got, want) in enumerate(zip(value.shape, shape)):
+            if isinstance(got, int) and want is not None and got != want:
+                raise TypeError(
+                    f"The ONNX rule for {node.op} produced size {got} on axis {axis} of {var}, "
+                    f"but PyTensor's type says {want}"
+                )
+
+
+@onnx_funcify.register(DeepCopyOp)
+@onnx_funcify.register(TypeCastingOp)
+def _identity_like(op, node, g, x, *rest):
+    # Values are immutable in ONNX; copies and views are the value itself.
+    return x

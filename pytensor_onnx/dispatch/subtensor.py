@@ -1,0 +1,3 @@
+"""Rules for pytensor.tensor.subtensor ops."""
+
+from pytensor_onnx.dispatch.basic import onnx_funcify  # noqa: F401

@@ -1,0 +1,154 @@
+"""ONNXLinker: runs a FunctionGraph as one ONNX Runtime session."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import OrderedDict
+
+from pytensor.link.basic import JITLinker
+
+logger = logging.getLogger("pytensor_onnx")
+
+_SESSION_CACHE: OrderedDict = OrderedDict()
+_SESSION_CACHE_SIZE = 64
+
+
+def default_session_options():
+    """Session options tuned for PyTensor-style use (see bench/overhead.py).
+
+    The intra-op pool does not spin while idle: a spinning pool burns a core
+    between calls and slows the rest of the process (and PyTensor's own
+    Python-side work) on small machines.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return options
+
+
+def _options_key(options) -> tuple:
+    if options is None:
+        return ()
+    return (
+        options.intra_op_num_threads,
+        options.inter_op_num_threads,
+        int(options.graph_optimization_level),
+        int(options.execution_mode),
+        options.enable_cpu_mem_arena,
+        id(options),
+    )
+
+
+def get_session(model_bytes: bytes, session_options=None, providers=None):
+    """An InferenceSession for ``model_bytes``; identical models share one."""
+    import onnxruntime as ort
+
+    providers = list(providers) if providers else ["CPUExecutionProvider"]
+    key = (hashlib.sha256(model_bytes).digest(), _options_key(session_options), tuple(map(str, providers)))
+    session = _SESSION_CACHE.get(key)
+    if session is not None:
+        _SESSION_CACHE.move_to_end(key)
+        return session
+    options = session_options if session_options is not None else default_session_options()
+    session = ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
+    _SESSION_CACHE[key] = session
+    if len(_SESSION_CACHE) > _SESSION_CACHE_SIZE:
+        _SESSION_CACHE.popitem(last=False)
+    return session
+
+
+class ONNXLinker(JITLinker):
+    """A Linker that converts the whole FunctionGraph to ONNX and runs it on ONNX Runtime.
+
+    Parameters
+    ----------
+    opset_version
+        ONNX opset of the model (default ``pytensor_onnx.ONNX_OPSET_VERSION``).
+    session_options
+        ``onnxruntime.SessionOptions``; the default disables idle spinning.
+    providers
+        ONNX Runtime execution providers (default ``["CPUExecutionProvider"]``).
+    """
+
+    required_rewrites = ("minimum_compile",)
+    incompatible_rewrites = (
+        "cxx_only",
+        "BlasOpt",
+        "fusion",
+        "local_careduce_fusion",
+        "inplace",
+        "scan_reduce_trace_prealloc",
+    )
+
+    def __init__(self, opset_version=None, session_options=None, providers=None, *args, **kwargs):
+        from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
+
+        self.opset_version = int(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
+        self.session_options = session_options
+        self.providers = providers
+        self.onnx_model_bytes: bytes | None = None
+        self.session = None
+        super().__init__(*args, **kwargs)
+
+    def clone(self, allow_gc=None):
+        return type(self)(
+            opset_version=self.opset_version,
+            session_options=self.session_options,
+            providers=self.providers,
+            allow_gc=self.allow_gc if allow_gc is None else allow_gc,
+        )
+
+    def __repr__(self):
+        return f"ONNXLinker(opset_version={self.opset_version})"
+
+    @property
+    def onnx_model(self):
+        """The ``onnx.ModelProto`` this linker runs."""
+        import onnx
+
+        if self.onnx_model_bytes is None:
+            raise ValueError("The linker has not converted a graph yet")
+        return onnx.load_from_string(self.onnx_model_bytes)
+
+    def fgraph_convert(self, fgraph, order=None, input_storage=None, output_storage=None, storage_map=None, **kwargs):
+        from pytensor_onnx.dispatch import fgraph_to_onnx
+
+        converted = fgraph_to_onnx(fgraph, opset_version=self.opset_version, shared_as_initializers=False)
+        self.onnx_model_bytes = converted.builder.serialize(graph_name="pytensor_graph")
+        self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers)
+        return _make_runner(self.session, converted.input_names, converted.output_names, fgraph)
+
+    def jit_compile(self, fn):
+        return fn
+
+    def create_thunk_inputs(self, storage_map):
+        return [storage_map[var] for var in self.fgraph.inputs]
+
+
+def _make_runner(session, input_names, output_names, fgraph):
+    # The C-level run skips the Python wrapper's per-call validation; PyTensor
+    # has already checked dtypes and ranks of the inputs.
+    run = session._sess.run
+    names = tuple(input_names)
+    outputs = list(output_names)
+
+    def run_onnx(*args):
+        try:
+            return run(outputs, dict(zip(names, args)), None)
+        except Exception as exc:  # ORT raises its own exception types
+            raise RuntimeError(_describe_failure(exc, names, args, fgraph)) from exc
+
+    return run_onnx
+
+
+def _describe_failure(exc, names, args, fgraph) -> str:
+    lines = [f"ONNX Runtime failed to run the model: {exc}", "Inputs given:"]
+    for name, arg, var in zip(names, args, fgraph.inputs):
+        shape = getattr(arg, "shape", None)
+        dtype = getattr(arg, "dtype", type(arg).__name__)
+        lines.append(f"  {name}: dtype {dtype}, shape {shape}; PyTensor type {var.type}")
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""Helpers for testing ONNX rules, public so that users can test their own rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytensor
+from pytensor.compile.mode import Mode
+from pytensor.compile.sharedvalue import SharedVariable
+
+from pytensor_onnx.mode import onnx_mode
+
+#: (rtol, atol) per dtype kind used when no assert_fn is given.
+DEFAULT_TOLERANCES = {
+    "float64": (1e-12, 1e-12),
+    "float32": (1e-5, 1e-6),
+    "float16": (1e-2, 1e-3),
+}
+
+PY_MODE = Mode(linker="py", optimizer=None)
+
+
+def assert_same_result(onnx_value, py_value, *, rtol=None, atol=None, label="output"):
+    """Same dtype, same shape, equal values (exact for ints and bools, NaN == NaN)."""
+    onnx_value = np.asarray(onnx_value)
+    py_value = np.asarray(py_value)
+    assert onnx_value.dtype == py_value.dtype, f"{label}: dtype {onnx_value.dtype} != PyTensor's {py_value.dtype}"
+    assert onnx_value.shape == py_value.shape, f"{label}: shape {onnx_value.shape} != PyTensor's {py_value.shape}"
+    if py_value.dtype.kind in "fc":
+        default_rtol, default_atol = DEFAULT_TOLERANCES.get(py_value.dtype.name, (1e-5, 1e-6))
+        np.testing.assert_allclose(
+            onnx_value,
+            py_value,
+            rtol=default_rtol if rtol is None else rtol,
+            atol=default_atol if atol is None else atol,
+            equal_nan=True,
+            err_msg=label,
+        )
+    else:
+        np.testing.assert_array_equal(onnx_value, py_value, err_msg=label)
+
+
+def check_model(model):
+    """``onnx.checker.check_model(model, full_check=True)``: every exported model must pass."""
+    import onnx
+
+    onnx.checker.check_model(model, full_check=True)
+
+
+def compare_onnx_and_py(
+    graph_inputs: Sequence,
+    graph_outputs,
+    test_inputs: Sequence,
+    *,
+    assert_fn: Callable | None = None,
+    opset_version: int | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    check_export: bool = True,
+    onnx_mode_kwargs: dict | None = None,
+):
+    """Run the graph on ONNX Runtime (mode ONNX) and on PyTensor's ``py`` linker; assert equal results.
+
+    Also checks the model with ``onnx.checker`` (full check) and, with
+    ``check_export``, exports the graph with ``export_onnx`` and checks that
+    the exported model gives the same results in a fresh ONNX Runtime session.
+
+    Returns
+    -------
+    (fn, results)
+        The ONNX-mode function and its results.
+    """
+    import onnxruntime as ort
+
+    from pytensor_onnx.export import export_onnx
+
+    outputs_is_list = isinstance(graph_outputs, list | tuple)
+    outputs = list(graph_outputs) if outputs_is_list else [graph_outputs]
+    mode = onnx_mode(opset_version=opset_version, **(onnx_mode_kwargs or {}))
+    fn = pytensor.function(list(graph_inputs), outputs, mode=mode, on_unused_input="ignore")
+    check_model(fn.maker.linker.onnx_model)
+    onnx_results = fn(*test_inputs)
+
+    py_fn = pytensor.function(list(graph_inputs), outputs, mode=PY_MODE, on_unused_input="ignore")
+    py_results = py_fn(*test_inputs)
+
+    def compare(results, label):
+        for i, (got, want) in enumerate(zip(results, py_results, strict=True)):
+            if assert_fn is not None:
+                assert_fn(got, want)
+            else:
+                assert_same_result(got, want, rtol=rtol, atol=atol, label=f"{label} output {i}")
+
+    compare(onnx_results, "ONNX mode")
+
+    if check_export:
+        inputs = [i for i in graph_inputs if not isinstance(i, SharedVariable)]
+        kwargs = {} if opset_version is None else {"opset_version": opset_version}
+        model = export_onnx(inputs, outputs, **kwargs)
+        check_model(model)
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        feed = {
+            graph_input.name: np.asarray(value, dtype=var.type.dtype)
+            for graph_input, var, value in zip(session.get_inputs(), inputs, _explicit_values(graph_inputs, test_inputs))
+        }
+        compare(session.run(None, feed), "exported model")
+
+    return fn, (onnx_results if outputs_is_list else onnx_results[0])
+
+
+def _explicit_values(graph_inputs, test_inputs):
+    return [value for var, value in zip(graph_inputs, test_inputs) if not isinstance(var, SharedVariable)]
