@@ -543,8 +543,40 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+// If: each output takes its branches' dtype; a dim is kept where both branches agree.
+void infer_if(Node& node) {
+  const AttrValue* then_attr = node.attrs.find("then_branch");
+  const AttrValue* else_attr = node.attrs.find("else_branch");
+  if (!then_attr || !else_attr) throw BuildError("If needs then_branch and else_branch graphs");
+  const auto& then_outs = std::get<std::shared_ptr<Graph>>(*then_attr)->outputs();
+  const auto& else_outs = std::get<std::shared_ptr<Graph>>(*else_attr)->outputs();
+  if (then_outs.size() != node.outputs.size() || else_outs.size() != node.outputs.size()) {
+    throw BuildError("If branches must each have as many outputs as the node");
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const Value* a = then_outs[i];
+    const Value* b = else_outs[i];
+    if (a->dtype != b->dtype) {
+      throw BuildError("If branches give output " + std::to_string(i) + " the dtypes " + dtype_name(a->dtype) +
+                       " and " + dtype_name(b->dtype));
+    }
+    node.outputs[i]->dtype = a->dtype;
+    if (a->shape && b->shape && a->shape->size() == b->shape->size()) {
+      std::vector<Dim> dims(a->shape->size());
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if ((*a->shape)[d].same_as((*b->shape)[d])) dims[d] = (*a->shape)[d];
+      }
+      node.outputs[i]->shape = dims;
+    }
+  }
+}
+
 void infer_node(Node& node) {
   if (!node.domain.empty()) return;
+  if (node.op_type == "If") {
+    infer_if(node);
+    return;
+  }
   infer_dtypes(node);
   infer_shapes(node);
 }

@@ -1,0 +1,153 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "builder.h"
+#include "passes/cse.h"
+#include "passes/dead_nodes.h"
+#include "passes/dedup_initializers.h"
+#include "passes/fold_constants.h"
+#include "passes/pass_manager.h"
+
+namespace pytensor_onnx {
+namespace {
+
+size_t count(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const Node* node : g.nodes()) n += node->op_type == op;
+  return n;
+}
+
+Shape sym(std::initializer_list<Dim> dims) { return std::vector<Dim>(dims); }
+
+TEST(Passes, DeadNodesGoAndOutputsStay) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  Value* unused = g.op1("Exp", {x});
+  g.op1("Log", {unused});
+  Value* used = g.op1("Sqrt", {x});
+  g.output(used, "y");
+  EXPECT_TRUE(eliminate_dead_nodes(g.graph()));
+  EXPECT_EQ(g.graph().num_nodes(), 1u);
+  EXPECT_EQ(count(g.graph(), "Sqrt"), 1u);
+  EXPECT_FALSE(eliminate_dead_nodes(g.graph()));
+}
+
+TEST(Passes, IdenticalInitializersMerge) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Int64, shape_of_sizes({3}));
+  Value* a = g.op1("Add", {x, g.int64s({1, 2, 3})});
+  Value* b = g.op1("Mul", {a, g.int64s({1, 2, 3})});
+  Value* c = g.op1("Mul", {b, g.int64s({1, 2, 4})});
+  g.output(c, "y");
+  EXPECT_EQ(g.graph().initializers().size(), 3u);
+  EXPECT_TRUE(deduplicate_initializers(g.graph()));
+  EXPECT_EQ(g.graph().initializers().size(), 2u);
+  EXPECT_EQ(a->producer->inputs[1], b->producer->inputs[1]);
+}
+
+TEST(Passes, CommonSubexpressionsMerge) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({3}));
+  Value* e1 = g.op1("Exp", {x});
+  Value* e2 = g.op1("Exp", {x});
+  Value* sum = g.op1("Add", {e1, e2});
+  g.output(sum, "y");
+  EXPECT_TRUE(eliminate_common_subexpressions(g.graph()));
+  EXPECT_EQ(count(g.graph(), "Exp"), 1u);
+  EXPECT_EQ(sum->producer->inputs[0], sum->producer->inputs[1]);
+}
+
+TEST(Passes, CseKeepsDistinctAttributes) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2, 3}));
+  Value* a = g.op1("ReduceSum", {x}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}});
+  Value* b = g.op1("ReduceSum", {x}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{1}}});
+  g.output(a, "a");
+  g.output(b, "b");
+  eliminate_common_subexpressions(g.graph());
+  EXPECT_EQ(count(g.graph(), "ReduceSum"), 2u);
+}
+
+TEST(Passes, ShapeOfStaticValueFoldsToConstant) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2, 5}));
+  Value* s = g.op1("Shape", {x});
+  Value* r = g.op1("Reshape", {x, g.op1("Concat", {g.op1("Slice", {s, g.int64s({1}), g.int64s({2})}), g.int64s({-1})}, {{"axis", int64_t{0}}})});
+  g.output(r, "y");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Shape"), 0u);
+  EXPECT_EQ(count(g.graph(), "Concat"), 0u);
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Value* target = r->producer->inputs[1];
+  ASSERT_TRUE(target->constant);
+  EXPECT_EQ(target->constant->to_int64s(), (std::vector<int64_t>{5, -1}));
+}
+
+TEST(Passes, KnownDimOfAPartlySymbolicShapeFolds) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, sym({Dim::named("n"), Dim::known(7)}));
+  Value* s = g.op1("Shape", {x});
+  Value* n = g.op1("Gather", {s, g.constant(Tensor::int64_scalar(0))}, {{"axis", int64_t{0}}});
+  Value* seven = g.op1("Gather", {s, g.constant(Tensor::int64_scalar(-1))}, {{"axis", int64_t{0}}});
+  Value* prod = g.op1("Mul", {n, seven});
+  g.output(prod, "y");
+  fold_constants(g.graph());
+  // The static dim became a constant; the symbolic one still needs Shape at run time.
+  ASSERT_TRUE(prod->producer->inputs[1]->constant);
+  EXPECT_EQ(prod->producer->inputs[1]->constant->to_int64s(), std::vector<int64_t>{7});
+  EXPECT_FALSE(prod->producer->inputs[0]->constant);
+}
+
+TEST(Passes, IntegerArithmeticOnConstantsFolds) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, sym({Dim::named("n")}));
+  Value* size = g.op1("Sub", {g.op1("Mul", {g.int64s({3}), g.int64s({4})}), g.int64s({2})});
+  Value* neg = g.op1("Neg", {size});
+  Value* div = g.op1("Div", {g.int64s({-7}), g.int64s({2})});
+  Value* y = g.op1("Reshape", {x, g.op1("Concat", {neg, div}, {{"axis", int64_t{0}}})});
+  g.output(y, "y");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  // ONNX Div truncates toward zero: -7 / 2 = -3.
+  EXPECT_EQ(y->producer->inputs[1]->constant->to_int64s(), (std::vector<int64_t>{-10, -3}));
+}
+
+TEST(Passes, DivisionByZeroIsLeftForTheRuntime) {
+  GraphBuilder g(18);
+  Value* d = g.op1("Div", {g.int64s({1}), g.int64s({0})});
+  g.output(d, "y");
+  fold_constants(g.graph());
+  EXPECT_EQ(count(g.graph(), "Div"), 1u);
+}
+
+TEST(Passes, NoOpCastsAndIdentitiesGo) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  Value* c = g.emit("Cast", {x}, {{"to", static_cast<int64_t>(DType::Float32)}}, 1)[0];
+  Value* i = g.op1("Identity", {c});
+  Value* y = g.op1("Exp", {i});
+  g.output(y, "y");
+  optimize_graph(g.graph());
+  EXPECT_EQ(g.graph().num_nodes(), 1u);
+  EXPECT_EQ(y->producer->inputs[0], x);
+}
+
+TEST(Passes, ValuesReadBySubgraphsAreKept) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  Value* e = g.op1("Exp", {x});  // read only inside the branch
+  GraphBuilder then_branch(g, "then");
+  Value* inner = then_branch.op1("Log", {e});
+  then_branch.output(inner, "then_out");
+  GraphBuilder else_branch(g, "else");
+  else_branch.output(else_branch.op1("Identity", {x}), "else_out");
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  Value* y = g.op1("If", {cond}, {{"then_branch", then_branch.shared_graph()}, {"else_branch", else_branch.shared_graph()}});
+  g.output(y, "y");
+  eliminate_dead_nodes(g.graph());
+  EXPECT_EQ(count(g.graph(), "Exp"), 1u);
+}
+
+}  // namespace
+}  // namespace pytensor_onnx

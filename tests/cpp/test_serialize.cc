@@ -1,0 +1,114 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "builder.h"
+#include "onnx_isolated.pb.h"
+#include "opset.h"
+#include "serialize.h"
+
+namespace pytensor_onnx {
+namespace {
+
+namespace pb = ::pytensor_onnx_pb;
+
+pb::ModelProto parse(const std::string& bytes) {
+  pb::ModelProto model;
+  EXPECT_TRUE(model.ParseFromString(bytes));
+  return model;
+}
+
+TEST(Serialize, ModelHeaderGraphAndInitializers) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, Shape{std::vector<Dim>{Dim::named("batch"), Dim::known(3)}});
+  Value* w = g.constant(Tensor::from_values(DType::Float64, std::vector<double>{1, 2, 3}, {3}), "w");
+  g.output(g.op1("Mul", {x, w}), "y");
+  ModelOptions options;
+  options.producer_version = "9.9";
+  pb::ModelProto model = parse(serialize_model(g, options));
+  EXPECT_EQ(model.ir_version(), 8);
+  ASSERT_EQ(model.opset_import_size(), 1);
+  EXPECT_EQ(model.opset_import(0).version(), 18);
+  EXPECT_EQ(model.producer_name(), "pytensor-onnx");
+  EXPECT_EQ(model.producer_version(), "9.9");
+  const auto& graph = model.graph();
+  ASSERT_EQ(graph.input_size(), 1);
+  const auto& dims = graph.input(0).type().tensor_type().shape().dim();
+  EXPECT_EQ(dims[0].dim_param(), "batch");
+  EXPECT_EQ(dims[1].dim_value(), 3);
+  ASSERT_EQ(graph.initializer_size(), 1);
+  EXPECT_EQ(graph.initializer(0).raw_data().size(), 24u);
+  EXPECT_EQ(graph.node(0).op_type(), "Mul");
+  EXPECT_EQ(graph.output(0).name(), "y");
+  EXPECT_EQ(graph.output(0).type().tensor_type().elem_type(), static_cast<int>(DType::Float64));
+}
+
+TEST(Serialize, IrVersionFollowsTheOpset) {
+  EXPECT_EQ(ir_version_for_opset(13), 7);
+  EXPECT_EQ(ir_version_for_opset(15), 8);
+  EXPECT_EQ(ir_version_for_opset(21), 10);
+  EXPECT_EQ(ir_version_for_opset(26), 13);
+  GraphBuilder g(21);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({1}));
+  g.output(g.op1("Exp", {x}), "y");
+  EXPECT_EQ(parse(serialize_model(g, {})).ir_version(), 10);
+}
+
+TEST(Serialize, LargeInitializersGoToExternalData) {
+  const auto dir = std::filesystem::temp_directory_path() / "pytensor_onnx_serialize_test";
+  std::filesystem::create_directories(dir);
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({1000}));
+  std::vector<float> big(1000, 0.5f);
+  Value* w = g.constant(Tensor::from_values(DType::Float32, big, {1000}), "big");
+  Value* small = g.constant(Tensor::from_values(DType::Float32, std::vector<float>{2.f}, {1}), "small");
+  g.output(g.op1("Mul", {g.op1("Add", {x, w}), small}), "y");
+  ModelOptions options;
+  options.external_data_path = (dir / "model.onnx.data").string();
+  options.external_data_location = "model.onnx.data";
+  options.external_data_threshold = 1024;
+  pb::ModelProto model = parse(serialize_model(g, options));
+  int external = 0;
+  for (const auto& init : model.graph().initializer()) {
+    if (init.data_location() == pb::TensorProto::EXTERNAL) {
+      ++external;
+      EXPECT_EQ(init.name(), "big");
+      EXPECT_TRUE(init.raw_data().empty());
+      ASSERT_EQ(init.external_data_size(), 3);
+      EXPECT_EQ(init.external_data(0).value(), "model.onnx.data");
+      EXPECT_EQ(init.external_data(2).value(), "4000");
+    } else {
+      EXPECT_EQ(init.raw_data().size(), 4u);
+    }
+  }
+  EXPECT_EQ(external, 1);
+  std::ifstream data(options.external_data_path, std::ios::binary | std::ios::ate);
+  EXPECT_EQ(static_cast<size_t>(data.tellg()), 4000u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Serialize, SubgraphsAndOmittedOptionalInputs) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({4}));
+  // Slice with starts/ends and steps but no axes: the omitted input is "".
+  Value* s = g.emit("Slice", {x, g.int64s({0}), g.int64s({4}), nullptr, g.int64s({2})}, {}, 1)[0];
+  GraphBuilder body(g, "then");
+  body.output(body.op1("Exp", {s}), "then_y");
+  GraphBuilder other(g, "else");
+  other.output(other.op1("Log", {s}), "else_y");
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  g.output(g.op1("If", {cond}, {{"then_branch", body.shared_graph()}, {"else_branch", other.shared_graph()}}), "y");
+  pb::ModelProto model = parse(serialize_model(g, {}));
+  const auto& slice = model.graph().node(0);
+  ASSERT_EQ(slice.input_size(), 5);
+  EXPECT_EQ(slice.input(3), "");
+  const auto& if_node = model.graph().node(1);
+  ASSERT_EQ(if_node.attribute_size(), 2);
+  EXPECT_EQ(if_node.attribute(0).type(), pb::AttributeProto::GRAPH);
+  EXPECT_EQ(if_node.attribute(0).g().node(0).input(0), s->name);
+}
+
+}  // namespace
+}  // namespace pytensor_onnx
