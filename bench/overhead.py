@@ -1,0 +1,71 @@
+"""Per-call overhead of a tiny ONNX-mode function, as ratios from one run.
+
+Compares, on the same tiny graph (y = 2 * x + 1 on a 4-vector):
+  * ONNX mode (``pytensor.function(..., mode="ONNX")``)
+  * ONNX mode with ``trust_input=True`` (skips PyTensor's input filtering)
+  * bare ``onnxruntime.InferenceSession.run`` on the very model the mode built
+  * PyTensor's C mode (and Numba/JAX modes when those are installed)
+Target: ONNX mode within 1.2x of bare ``InferenceSession.run``.
+"""
+
+import sys
+import timeit
+
+import numpy as np
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+
+import pytensor_onnx  # noqa: F401
+from pytensor_onnx.linker import default_session_options
+
+N_CALLS = 2000
+REPEATS = 7
+
+
+def per_call_us(fn) -> float:
+    fn()  # warm up
+    times = timeit.repeat(fn, number=N_CALLS, repeat=REPEATS)
+    return min(times) / N_CALLS * 1e6
+
+
+def main() -> int:
+    x = pt.vector("x", dtype="float64")
+    y = 2 * x + 1
+    value = np.arange(4.0)
+
+    onnx_fn = pytensor.function([x], y, mode="ONNX")
+    trusted = pytensor.function([x], y, mode="ONNX")
+    trusted.trust_input = True
+    session = ort.InferenceSession(
+        onnx_fn.maker.linker.onnx_model_bytes, sess_options=default_session_options(),
+        providers=["CPUExecutionProvider"],
+    )
+    input_name = session.get_inputs()[0].name
+
+    rows = {
+        "bare InferenceSession.run": per_call_us(lambda: session.run(None, {input_name: value})),
+        "ONNX mode": per_call_us(lambda: onnx_fn(value)),
+        "ONNX mode, trust_input": per_call_us(lambda: trusted(value)),
+    }
+    for mode in ("C", "NUMBA", "JAX"):
+        try:
+            fn = pytensor.function([x], y, mode=mode)
+            fn(value)
+        except Exception as exc:  # mode not installed on this machine
+            print(f"{mode} mode unavailable: {type(exc).__name__}", file=sys.stderr)
+            continue
+        rows[f"PyTensor {mode} mode"] = per_call_us(lambda fn=fn: fn(value))
+
+    bare = rows["bare InferenceSession.run"]
+    print(f"Per-call time of y = 2x + 1 on a 4-vector ({N_CALLS} calls, best of {REPEATS})")
+    print(f"{'':32s} {'us/call':>10s} {'vs bare ORT':>12s}")
+    for name, us in rows.items():
+        print(f"{name:32s} {us:10.2f} {us / bare:11.2f}x")
+    ratio = rows["ONNX mode"] / bare
+    print(f"ONNX mode / bare InferenceSession.run = {ratio:.2f} (target <= 1.20)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
