@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 CPP_BUILD := build/cpp
 LOCK := flock /tmp/pytensor_onnx_build.lock
 
-.PHONY: all system-deps venv build cpp-tests py-tests test example bench clean
+.PHONY: all system-deps venv build cpp-tests py-tests test example bench docs clean
 
 all: build
 
@@ -50,6 +50,10 @@ example: build
 bench: build
 	$(PY) bench/overhead.py
 	$(PY) bench/elementwise.py
+
+# Regenerate the supported-op table (tests check it is current).
+docs: build
+	$(VENV)/bin/pytensor-onnx ops --markdown > docs/ops.md
 
 clean:
 	rm -rf build $(CPP_BUILD)

@@ -35,6 +35,32 @@ def _as_variable_list(values, what: str) -> list[Variable]:
     return result
 
 
+def _check_names(names, what: str) -> list[str] | None:
+    if names is None:
+        return None
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        raise TypeError(f"{what} must be a list of strings, got {type(names).__name__}")
+    names = list(names)
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{what}[{i}] must be a non-empty string, got {name!r}")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"{what} must be unique; repeated: {', '.join(duplicates)}")
+    return names
+
+
+def _check_model_args(model_name, doc_string, filename, external_data) -> None:
+    if not isinstance(model_name, str) or not model_name:
+        raise TypeError("model_name must be a non-empty string")
+    if not isinstance(doc_string, str):
+        raise TypeError("doc_string must be a string")
+    if filename is not None and not isinstance(filename, str | os.PathLike):
+        raise TypeError(f"filename must be a str or os.PathLike, got {type(filename).__name__}")
+    if external_data and filename is None:
+        raise ValueError("external_data=True needs a filename to write the data file next to")
+
+
 def _check_opset(opset_version) -> int:
     if isinstance(opset_version, bool) or not isinstance(opset_version, int):
         raise TypeError(f"opset_version must be an int, got {type(opset_version).__name__}")
@@ -51,11 +77,19 @@ def _build_fgraph(inputs, outputs, shared_values=None):
     for i, inp in enumerate(inputs):
         if isinstance(inp, Constant):
             raise TypeError(f"inputs[{i}] is a Constant; graph inputs must be symbolic variables")
+        if isinstance(inp, SharedVariable):
+            # PyTensor rejects shared variables as explicit function inputs too.
+            raise TypeError(
+                f"inputs[{i}] is the shared variable {inp}; shared variables are baked into the model "
+                "as initializers, so leave it out of inputs (or, to feed it at run time, replace it by a "
+                "symbolic variable with pytensor.graph.replace.graph_replace)"
+            )
     if len(set(inputs)) != len(inputs):
         raise ValueError("inputs contains the same variable more than once")
     missing = []
     shared = []
-    for var in graph_inputs(outputs):
+    # Inputs block the walk: a non-root input cuts the graph there, as in pytensor.function.
+    for var in graph_inputs(outputs, blockers=inputs):
         if var in inputs or isinstance(var, Constant):
             continue
         if isinstance(var, SharedVariable):
@@ -148,13 +182,12 @@ def export_onnx(
     """
     inputs = _as_variable_list(inputs, "inputs")
     outputs = _as_variable_list(outputs, "outputs")
+    if not outputs:
+        raise ValueError("outputs is empty; an ONNX model needs at least one output")
     opset_version = _check_opset(opset_version)
-    if not isinstance(model_name, str) or not model_name:
-        raise TypeError("model_name must be a non-empty string")
-    if not isinstance(doc_string, str):
-        raise TypeError("doc_string must be a string")
-    if external_data and filename is None:
-        raise ValueError("external_data=True needs a filename to write the data file next to")
+    input_names = _check_names(input_names, "input_names")
+    output_names = _check_names(output_names, "output_names")
+    _check_model_args(model_name, doc_string, filename, external_data)
     fgraph, shared_values = _build_fgraph(inputs, outputs)
     return _export_fgraph(
         fgraph, shared_values, filename, opset_version, model_name, doc_string, optimize,
@@ -197,6 +230,7 @@ def export_function_onnx(
     if maker is None or not hasattr(maker, "inputs"):
         raise TypeError(f"fn must be a compiled pytensor.function, got {type(fn).__name__}")
     opset_version = _check_opset(opset_version)
+    _check_model_args(model_name, doc_string, filename, external_data)
     explicit = [inp.variable for inp in maker.inputs if not inp.implicit]
     shared_values = {
         inp.variable: container.data
@@ -204,6 +238,8 @@ def export_function_onnx(
         if inp.implicit
     }
     outputs = [out.variable for out in maker.outputs]
+    if not outputs:
+        raise ValueError("fn has no outputs (only updates); an ONNX model needs at least one output")
     fgraph, values = _build_fgraph(explicit, outputs, shared_values)
     return _export_fgraph(
         fgraph, values, filename, opset_version, model_name, doc_string, True, None, None, external_data,

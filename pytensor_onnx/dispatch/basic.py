@@ -51,7 +51,8 @@ def onnx_funcify(op, node, g, *inputs):
 @singledispatch
 def onnx_typify(data, dtype=None, **kwargs):
     """Convert constant data to the NumPy array stored as an ONNX initializer."""
-    return np.ascontiguousarray(np.asarray(data, dtype=dtype))
+    # np.require keeps 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
+    return np.require(np.asarray(data, dtype=dtype), requirements="C")
 
 
 def onnx_dtype(var: Variable) -> str:
@@ -146,13 +147,7 @@ def fgraph_to_onnx(
             value = initializer_values[inp] if inp in initializer_values else inp.get_value(borrow=True)
             env[inp] = const(g, value, onnx_dtype(inp))
 
-    for node in fgraph.toposort():
-        inputs = [_lookup(g, env, var) for var in node.inputs]
-        result = onnx_funcify(node.op, node, g, *inputs)
-        outs = _as_output_list(result, node)
-        for var, value in zip(node.outputs, outs):
-            _check_output(node, var, value)
-            env[var] = value
+    convert_nodes(fgraph.toposort(), g, env)
 
     if output_names is None:
         out_names = _unique_names(fgraph.outputs, "output_", taken)
@@ -165,6 +160,24 @@ def fgraph_to_onnx(
     if optimize:
         g.optimize()
     return ConversionResult(g, names, out_names, initializer_inputs)
+
+
+def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True) -> None:
+    """Apply the rules to ``nodes`` (in topological order), extending ``env``
+    (Variable -> ONNX value). Also used for inner graphs such as Composite's,
+    whose scalar nodes run on whole tensors (``check_shapes=False`` there)."""
+    for node in nodes:
+        inputs = [_lookup(g, env, var) for var in node.inputs]
+        result = onnx_funcify(node.op, node, g, *inputs)
+        outs = _as_output_list(result, node)
+        for var, value in zip(node.outputs, outs):
+            _check_output(node, var, value, check_shapes)
+            env[var] = value
+
+
+def lookup(g, env, var):
+    """The ONNX value of ``var``: from ``env``, or a new initializer for a Constant."""
+    return _lookup(g, env, var)
 
 
 def _lookup(g, env, var):
@@ -192,7 +205,7 @@ def _as_output_list(result, node):
     return outs
 
 
-def _check_output(node, var, value):
+def _check_output(node, var, value, check_shapes=True):
     if not isinstance(value, _core.Value):
         raise TypeError(f"The ONNX rule for {node.op} returned {value!r} for output {var}, not a Value")
     expected = onnx_dtype(var)
@@ -202,7 +215,7 @@ def _check_output(node, var, value):
             f"but PyTensor's type says {expected}"
         )
     shape = static_shape(var)
-    if value.shape is not None:
+    if check_shapes and value.shape is not None:
         if len(value.shape) != len(shape):
             raise TypeError(
                 f"The ONNX rule for {node.op} produced rank {len(value.shape)} for output {var}, "

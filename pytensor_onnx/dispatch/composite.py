@@ -1,0 +1,29 @@
+"""Composite: a fused elemwise op whose inner graph is made of scalar ops.
+
+PyTensor's fast_run fusion (used by C/Numba modes) builds these, so functions
+compiled in those modes can be exported. The inner scalar rules work on whole
+tensors, so the inner graph converts node by node onto the outer values.
+"""
+
+from pytensor.graph.traversal import ancestors
+from pytensor.scalar.basic import Composite
+
+from pytensor_onnx.dispatch.basic import convert_nodes, lookup, onnx_funcify
+
+
+@onnx_funcify.register(Composite)
+def _composite(op, node, g, *inputs):
+    inner = op.fgraph
+    env = dict(zip(inner.inputs, inputs, strict=True))
+    convert_nodes(inner.toposort(), g, env, check_shapes=False)
+    outputs = []
+    for inner_out, outer_out in zip(inner.outputs, node.outputs, strict=True):
+        value = g.cast(lookup(g, env, inner_out), outer_out.type.dtype)
+        # Every Elemwise output has the broadcast shape of all inputs; an output
+        # that does not read some input must be broadcast against it.
+        used = set(ancestors([inner_out]))
+        for inner_in, outer_in in zip(inner.inputs, inputs):
+            if inner_in not in used:
+                value = g.op("Expand", value, g.op("Shape", outer_in))
+        outputs.append(value)
+    return outputs

@@ -1,0 +1,115 @@
+"""The bundled example and the code in docs/usage.md run and do what they say."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytest
+
+from pytensor_onnx import cli
+from pytensor_onnx.testing import PY_MODE, assert_same_result
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("mlp_classifier", REPO / "examples" / "mlp_classifier.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def example():
+    return load_example()
+
+
+def test_example_main_succeeds(example, tmp_path, capsys):
+    out_path = tmp_path / "mlp.onnx"
+    status = example.main(["--output", str(out_path), "--batch-size", "64", "--repeat", "3"])
+    report = capsys.readouterr().out
+    assert status == 0, report
+    assert out_path.is_file()
+    lines = report.splitlines()
+    assert lines[-1] == "OK"
+    assert sum("argmax agreement 64/64  OK" in line for line in lines) == 2
+    assert any("ONNX Runtime session.run" in line for line in lines)
+    assert any("PyTensor default mode" in line for line in lines)
+
+    # Independently of the example's own check: the file runs on ONNX Runtime
+    # alone and agrees with PyTensor's py linker.
+    model = onnx.load(out_path)
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == ["x"]  # the weights are initializers
+    assert model.graph.name == "mlp_classifier"
+    x, probabilities, _ = example.build_classifier()
+    batch = example.make_batch(10, seed=99)
+    session = ort.InferenceSession(str(out_path), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": batch})
+    want = pytensor.function([x], probabilities, mode=PY_MODE)(batch)
+    assert_same_result(got, want)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_example_fails_on_parity_mismatch(example, tmp_path, monkeypatch, capsys):
+    original = example.predict_with_onnxruntime
+
+    def perturbed(path, batch):
+        probabilities, session = original(path, batch)
+        return probabilities + 1e-3, session
+
+    monkeypatch.setattr(example, "predict_with_onnxruntime", perturbed)
+    status = example.main(["--output", str(tmp_path / "mlp.onnx"), "--batch-size", "8", "--repeat", "1"])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "MISMATCH" in captured.out
+    assert "FAILED: ONNX results differ from PyTensor's" in captured.err
+
+
+def test_example_weights_are_deterministic(example):
+    first = example.init_weights()
+    second = example.init_weights()
+    for (W1, b1), (W2, b2) in zip(first, second, strict=True):
+        assert np.array_equal(W1, W2) and np.array_equal(b1, b2)
+    assert [W.shape for W, _ in first] == [(32, 64), (64, 64), (64, 10)]
+
+
+# -- docs/usage.md ------------------------------------------------------------------
+
+
+def fenced_blocks(language):
+    text = (REPO / "docs" / "usage.md").read_text()
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_usage_python_blocks_run(tmp_path, monkeypatch):
+    blocks = fenced_blocks("python")
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "usage_md"}
+    for i, block in enumerate(blocks):
+        try:
+            exec(compile(block, f"docs/usage.md python block {i}", "exec"), namespace)
+        except Exception as exc:
+            raise AssertionError(f"docs/usage.md python block {i} failed:\n{block}") from exc
+    # What the blocks claim to write exists and is valid.
+    for name in ("classifier.onnx", "big.onnx", "accumulate.onnx", "softsign.onnx"):
+        onnx.checker.check_model(str(tmp_path / name), full_check=True)
+    assert (tmp_path / "big.onnx.data").is_file()
+
+
+def test_usage_cli_export_example(tmp_path, capsys):
+    (script_text,) = fenced_blocks("text")
+    script = tmp_path / "model.py"
+    script.write_text(script_text)
+    out_path = tmp_path / "model.onnx"
+    assert cli.main(["export", str(script), "-o", str(out_path)]) == 0
+    assert cli.main(["validate", str(out_path)]) == 0
+    capsys.readouterr()
+    session = ort.InferenceSession(str(out_path), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": np.ones((2, 3))})
+    assert_same_result(got, np.full((2, 2), 0.5))

@@ -1,0 +1,197 @@
+"""mode="ONNX", linker "onnx", ONNXLinker settings and compile_onnx."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.compile.mode import Mode, get_mode
+
+import pytensor_onnx
+from pytensor_onnx import ONNXLinker, compile_onnx, onnx_mode
+from pytensor_onnx.mode import ONNX_REWRITES
+from pytensor_onnx.testing import PY_MODE, assert_same_result, compare_onnx_and_py
+
+
+@pytest.fixture
+def graph(rng):
+    x = pt.matrix("x")
+    y = pt.vector("y")
+    out = pt.special.log_softmax(pt.dot(x, pt.exp(x).T) + y, axis=0)
+    return [x, y], out, [rng.normal(size=(3, 2)), rng.normal(size=3)]
+
+
+def test_mode_string_onnx(graph):
+    inputs, out, values = graph
+    fn = pytensor.function(inputs, out, mode="ONNX")
+    assert isinstance(fn.maker.linker, ONNXLinker)
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_mode_onnx_matches_py_linker(graph):
+    inputs, out, values = graph
+    compare_onnx_and_py(inputs, out, values)
+
+
+def test_get_mode_onnx_is_the_registered_mode():
+    assert get_mode("ONNX") is pytensor_onnx.ONNX
+    assert isinstance(pytensor_onnx.ONNX.linker, ONNXLinker)
+
+
+def test_linker_string_onnx(graph):
+    inputs, out, values = graph
+    fn = pytensor.function(inputs, out, mode=Mode(linker="onnx", optimizer=ONNX_REWRITES))
+    assert isinstance(fn.maker.linker, ONNXLinker)
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_linker_onnx_with_default_rewrites(graph):
+    # The linker's incompatible_rewrites keep C/BLAS/fusion rewrites out even
+    # with the standard fast_run optimizer.
+    inputs, out, values = graph
+    fn = pytensor.function(inputs, out, mode=Mode(linker="onnx", optimizer="fast_run"))
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_linker_exposes_the_model(graph, rng):
+    inputs, out, values = graph
+    fn = pytensor.function(inputs, out, mode="ONNX")
+    model = fn.maker.linker.onnx_model
+    assert isinstance(model, onnx.ModelProto)
+    onnx.checker.check_model(model, full_check=True)
+    assert model.opset_import[0].version == pytensor_onnx.ONNX_OPSET_VERSION
+    assert onnx.load_from_string(fn.maker.linker.onnx_model_bytes) == model
+    # The model alone computes the function.
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feed = {i.name: v for i, v in zip(session.get_inputs(), values, strict=True)}
+    (got,) = session.run(None, feed)
+    assert_same_result(got, fn(*values))
+
+
+def test_unlinked_linker_has_no_model():
+    with pytest.raises(ValueError, match="has not converted a graph"):
+        ONNXLinker().onnx_model
+
+
+def test_compile_onnx(graph):
+    inputs, out, values = graph
+    fn = compile_onnx(inputs, out)
+    assert isinstance(fn.maker.linker, ONNXLinker)
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_compile_onnx_settings(graph):
+    inputs, out, values = graph
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    fn = compile_onnx(inputs, out, opset_version=15, session_options=options, providers=["CPUExecutionProvider"],
+                      name="scores")
+    assert fn.maker.linker.onnx_model.opset_import[0].version == 15
+    assert fn.maker.linker.session.get_providers() == ["CPUExecutionProvider"]
+    assert fn.maker.linker.session.get_session_options().intra_op_num_threads == 1
+    assert fn.name == "scores"
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_compile_onnx_rejects_mode(graph):
+    inputs, out, _ = graph
+    with pytest.raises(TypeError, match="compile_onnx chooses the mode"):
+        compile_onnx(inputs, out, mode="FAST_RUN")
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_onnx_linker_opset_and_providers(graph, opset):
+    inputs, out, values = graph
+    linker = ONNXLinker(opset_version=opset, providers=["CPUExecutionProvider"])
+    fn = pytensor.function(inputs, out, mode=Mode(linker=linker, optimizer=ONNX_REWRITES))
+    assert fn.maker.linker.opset_version == opset
+    assert fn.maker.linker.onnx_model.opset_import[0].version == opset
+    assert fn.maker.linker.session.get_providers() == ["CPUExecutionProvider"]
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_onnx_linker_session_options_are_used(graph):
+    inputs, out, values = graph
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    fn = pytensor.function(inputs, out, mode=onnx_mode(session_options=options))
+    used = fn.maker.linker.session.get_session_options()
+    assert used.intra_op_num_threads == 2
+    assert used.graph_optimization_level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+
+
+def test_onnx_linker_clone_keeps_settings():
+    options = ort.SessionOptions()
+    linker = ONNXLinker(opset_version=16, session_options=options, providers=["CPUExecutionProvider"])
+    clone = linker.clone()
+    assert (clone.opset_version, clone.session_options, clone.providers) == (16, options, ["CPUExecutionProvider"])
+    assert "16" in repr(linker)
+
+
+def test_default_linker_session_does_not_spin(graph):
+    inputs, out, _ = graph
+    fn = pytensor.function(inputs, out, mode="ONNX")
+    config = fn.maker.linker.session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning")
+    assert config == "0"
+
+
+def test_identical_graphs_share_a_session(graph):
+    inputs, out, _ = graph
+    first = pytensor.function(inputs, out, mode="ONNX")
+    second = pytensor.function(inputs, out, mode="ONNX")
+    assert first.maker.linker.session is second.maker.linker.session
+
+
+def test_several_outputs_and_constant_output(rng):
+    x = pt.vector("x")
+    outputs = [pt.exp(x), pt.dot(x, x), pt.constant(np.array([1, 2], dtype="int32")), x]
+    compare_onnx_and_py([x], outputs, [rng.normal(size=4)])
+
+
+def test_repeated_calls_and_varying_sizes(rng):
+    x = pt.matrix("x")
+    fn = pytensor.function([x], pt.special.softmax(x, axis=1), mode="ONNX")
+    py_fn = pytensor.function([x], pt.special.softmax(x, axis=1), mode=PY_MODE)
+    for shape in [(1, 1), (3, 5), (0, 4), (7, 2)]:
+        value = rng.normal(size=shape)
+        assert_same_result(fn(value), py_fn(value), label=str(shape))
+
+
+def test_function_results_are_not_aliased(rng):
+    # PyTensor's memory contract: outputs of one call are not overwritten by the next.
+    x = pt.vector("x")
+    fn = pytensor.function([x], pt.exp(x), mode="ONNX")
+    first = fn(np.zeros(3))
+    fn(np.ones(3))
+    assert_same_result(first, np.ones(3))
+
+
+def test_input_not_modified(rng):
+    x = pt.vector("x")
+    fn = pytensor.function([x], [x, pt.exp(x)], mode="ONNX")
+    value = rng.normal(size=4)
+    original = value.copy()
+    out_x, _ = fn(value)
+    out_x[:] = 0.0
+    assert_same_result(value, original)
+
+
+def test_shared_variable_updates_across_calls(rng):
+    # Shared variables are graph inputs in execution mode, so updates work; the
+    # py-linker twin (its own shared variable) gives the expected state.
+    def build(mode):
+        x = pt.vector("x")
+        state = pytensor.shared(np.zeros(3), name="state")
+        fn = pytensor.function([x], pt.exp(state) + x, updates={state: pt.maximum(state, x) + 1.0}, mode=mode)
+        return fn, state
+
+    onnx_fn, onnx_state = build("ONNX")
+    py_fn, py_state = build(PY_MODE)
+    assert any(i.name == "state" for i in onnx_fn.maker.linker.onnx_model.graph.input)
+    for step in range(3):
+        value = rng.normal(size=3)
+        assert_same_result(onnx_fn(value), py_fn(value), label=f"call {step}")
+        assert_same_result(onnx_state.get_value(), py_state.get_value(), label=f"state after call {step}")

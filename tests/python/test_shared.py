@@ -1,0 +1,167 @@
+"""Shared variables: graph inputs in mode="ONNX" (so updates work), initializers on export."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from pytensor_onnx import export_function_onnx, export_onnx
+from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
+
+
+def run_model(model, *values):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feed = {i.name: v for i, v in zip(session.get_inputs(), values, strict=True)}
+    return session.run(None, feed)
+
+
+def twin_functions(make):
+    """The same stateful function built twice, for mode ONNX and the py linker, on separate shared variables.
+
+    ``make()`` returns (inputs, outputs, updates, shared_variables).
+    """
+    fns = []
+    for mode in ("ONNX", PY_MODE):
+        inputs, outputs, updates, shared = make()
+        fns.append((pytensor.function(inputs, outputs, updates=updates, mode=mode), shared))
+    return fns
+
+
+def assert_twins_agree(make, calls):
+    (onnx_fn, onnx_shared), (py_fn, py_shared) = twin_functions(make)
+    for step, args in enumerate(calls):
+        got = onnx_fn(*args)
+        want = py_fn(*args)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_same_result(g, w, label=f"call {step} output {i}")
+        for s_onnx, s_py in zip(onnx_shared, py_shared, strict=True):
+            assert_same_result(s_onnx.get_value(), s_py.get_value(), label=f"call {step} shared {s_py.name}")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint16"])
+def test_shared_weights_in_graph(rng, dtype):
+    x = pt.matrix("x", dtype=dtype)
+    W = pytensor.shared((rng.normal(size=(3, 2)) * 10).astype(dtype), name="W")
+    offset = pytensor.shared(np.asarray(3, dtype=dtype), name="offset")  # 0-d
+    compare_onnx_and_py([x], [pt.dot(x, W) + offset], [(rng.normal(size=(4, 3)) * 10).astype(dtype)])
+
+
+def test_shared_static_shape_and_bool(rng):
+    x = pt.vector("x")
+    mask = pytensor.shared(np.array([True, False, True]), name="mask", shape=(3,))
+    compare_onnx_and_py([x], [pt.switch(mask, x, -x), mask & (x > 0)], [rng.normal(size=3)])
+
+
+def test_updates_across_calls(rng):
+    def make():
+        x = pt.vector("x")
+        total = pytensor.shared(np.zeros(3), name="total")
+        count = pytensor.shared(np.asarray(0, dtype="int64"), name="count")
+        mean = (total + x) / (count + 1)
+        return [x], [mean, total * 2], {total: total + x, count: count + 1}, [total, count]
+
+    assert_twins_agree(make, [(rng.normal(size=3),) for _ in range(4)])
+
+
+def test_updates_only_function():
+    def make():
+        step = pytensor.shared(np.asarray(0.5), name="step")
+        state = pytensor.shared(np.array([1.0, 2.0]), name="state")
+        return [], [], {state: state * 2 + step}, [state, step]
+
+    assert_twins_agree(make, [()] * 3)
+
+
+def test_update_of_variable_the_outputs_do_not_read(rng):
+    def make():
+        x = pt.vector("x")
+        seen = pytensor.shared(np.zeros(2), name="seen")
+        return [x], [pt.exp(x)], {seen: pt.maximum(seen, x)}, [seen]
+
+    assert_twins_agree(make, [(rng.normal(size=2),) for _ in range(3)])
+
+
+def test_set_value_between_calls_is_seen():
+    x = pt.vector("x")
+    scale = pytensor.shared(np.array([1.0, 1.0]), name="scale")
+    fn = pytensor.function([x], x * scale, mode="ONNX")
+    assert_same_result(fn(np.array([2.0, 3.0])), np.array([2.0, 3.0]))
+    scale.set_value(np.array([10.0, -1.0]))
+    assert_same_result(fn(np.array([2.0, 3.0])), np.array([20.0, -3.0]))
+
+
+def test_two_functions_share_state():
+    x = pt.vector("x")
+    acc = pytensor.shared(np.zeros(2), name="acc")
+    add = pytensor.function([x], [], updates={acc: acc + x}, mode="ONNX")
+    read = pytensor.function([], acc * 1.0, mode="ONNX")
+    add(np.array([1.0, 2.0]))
+    add(np.array([1.0, 2.0]))
+    assert_same_result(read(), np.array([2.0, 4.0]))
+
+
+def test_givens_replace_shared_variable(rng):
+    x = pt.vector("x")
+    W = pytensor.shared(np.ones(3), name="W")
+    replacement = pt.vector("replacement")
+    fn = pytensor.function([x, replacement], x * W, givens={W: replacement}, mode="ONNX")
+    a, b = rng.normal(size=3), rng.normal(size=3)
+    assert_same_result(fn(a, b), a * b)
+
+
+def test_export_bakes_shared_values_as_initializers(rng):
+    x = pt.vector("x")
+    W = pytensor.shared(rng.normal(size=3), name="W")
+    model = export_onnx([x], [x * W])
+    check_model(model)
+    assert [i.name for i in model.graph.input] == ["x"]
+    baked = W.get_value().copy()
+    assert any(np.array_equal(onnx.numpy_helper.to_array(t), baked) for t in model.graph.initializer)
+    W.set_value(np.zeros(3))  # later changes do not reach an exported model
+    value = rng.normal(size=3)
+    (got,) = run_model(model, value)
+    assert_same_result(got, value * baked)
+
+
+def test_export_shared_value_mutated_in_place_after_export(rng):
+    # A borrowed value changed in place after export must not change the model.
+    x = pt.vector("x")
+    data = rng.normal(size=3)
+    W = pytensor.shared(data, name="W", borrow=True)
+    model = export_onnx([x], [x + W])
+    baked = data.copy()
+    data[:] = 0.0
+    (got,) = run_model(model, np.ones(3))
+    assert_same_result(got, 1.0 + baked)
+
+
+def test_export_shared_variable_used_twice(rng):
+    x = pt.vector("x")
+    W = pytensor.shared(rng.normal(size=3), name="W")
+    outputs = [x * W, pt.exp(W) + x]
+    model = export_onnx([x], outputs)
+    value = rng.normal(size=3)
+    want = pytensor.function([x], outputs, mode=PY_MODE)(value)
+    for got, expected in zip(run_model(model, value), want, strict=True):
+        assert_same_result(got, expected)
+
+
+def test_export_function_bakes_state_after_updates():
+    x = pt.vector("x")
+    total = pytensor.shared(np.zeros(2), name="total")
+    fn = pytensor.function([x], total + x, updates={total: total + x}, mode="ONNX")
+    fn(np.array([1.0, 2.0]))
+    fn(np.array([1.0, 2.0]))
+    model = export_function_onnx(fn)
+    (got,) = run_model(model, np.array([0.5, 0.5]))
+    assert_same_result(got, np.array([2.5, 4.5]))
+
+
+def test_shared_variable_as_export_input_is_rejected(rng):
+    # Shared variables are baked; listing one as an input would silently drop that input.
+    W = pytensor.shared(rng.normal(size=3), name="W")
+    x = pt.vector("x")
+    with pytest.raises(TypeError, match=r"inputs\[1\] is the shared variable W; shared variables are baked"):
+        export_onnx([x, W], [x * W])
