@@ -54,7 +54,13 @@ def get_session(model_bytes: bytes, session_options=None, providers=None):
         _SESSION_CACHE.move_to_end(key)
         return session
     options = session_options if session_options is not None else default_session_options()
-    session = ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
+    try:
+        session = ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
+    except Exception as exc:  # ORT raises its own exception types
+        raise RuntimeError(
+            f"ONNX Runtime rejected the model built for this graph: {exc}\n"
+            "Export it with pytensor_onnx.export_onnx and check it with `pytensor-onnx validate` to inspect it."
+        ) from exc
     _SESSION_CACHE[key] = session
     if len(_SESSION_CACHE) > _SESSION_CACHE_SIZE:
         _SESSION_CACHE.popitem(last=False)
@@ -86,8 +92,9 @@ class ONNXLinker(JITLinker):
 
     def __init__(self, opset_version=None, session_options=None, providers=None, *args, **kwargs):
         from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
+        from pytensor_onnx.export import _check_opset
 
-        self.opset_version = int(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
+        self.opset_version = _check_opset(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
         self.session_options = session_options
         self.providers = providers
         self.onnx_model_bytes: bytes | None = None

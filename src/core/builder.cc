@@ -43,6 +43,19 @@ Value* GraphBuilder::constant(Tensor tensor, const std::string& name_hint) {
 std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs,
                                        size_t n_outputs, const std::string& domain) {
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  if (domain.empty()) {
+    if (auto arity = op_input_arity(op_type, opset_)) {
+      if (inputs.size() < arity->min_inputs || inputs.size() > arity->max_inputs) {
+        const std::string expected = arity->min_inputs == arity->max_inputs
+                                         ? std::to_string(arity->min_inputs)
+                                         : std::to_string(arity->min_inputs) + ".." +
+                                               (arity->max_inputs == SIZE_MAX ? std::string("n")
+                                                                              : std::to_string(arity->max_inputs));
+        throw BuildError(op_type + " takes " + expected + " inputs at opset " + std::to_string(opset_) + ", got " +
+                         std::to_string(inputs.size()));
+      }
+    }
+  }
   Node* node = graph_->add_node(op_type, domain, std::move(inputs), n_outputs, std::move(attrs),
                                 lower_hint(op_type));
   try {

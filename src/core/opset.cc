@@ -1,5 +1,6 @@
 #include "opset.h"
 
+#include <cstdint>
 #include <unordered_map>
 
 namespace pytensor_onnx {
@@ -57,6 +58,46 @@ std::optional<int> op_since_version(const std::string& op_type) {
   };
   auto it = kSince.find(op_type);
   if (it == kSince.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<Arity> op_input_arity(const std::string& op_type, int opset) {
+  constexpr size_t kMany = SIZE_MAX;
+  static const std::unordered_map<std::string, Arity> kArity = {
+      // Unary element-wise and other one-input ops.
+      {"Abs", {1, 1}}, {"Acos", {1, 1}}, {"Acosh", {1, 1}}, {"Asin", {1, 1}}, {"Asinh", {1, 1}},
+      {"Atan", {1, 1}}, {"Atanh", {1, 1}}, {"Ceil", {1, 1}}, {"Cos", {1, 1}}, {"Cosh", {1, 1}},
+      {"Erf", {1, 1}}, {"Exp", {1, 1}}, {"Floor", {1, 1}}, {"Identity", {1, 1}}, {"IsInf", {1, 1}},
+      {"IsNaN", {1, 1}}, {"Log", {1, 1}}, {"Neg", {1, 1}}, {"Not", {1, 1}}, {"Reciprocal", {1, 1}},
+      {"Relu", {1, 1}}, {"Round", {1, 1}}, {"Sigmoid", {1, 1}}, {"Sign", {1, 1}}, {"Sin", {1, 1}},
+      {"Sinh", {1, 1}}, {"Softplus", {1, 1}}, {"Sqrt", {1, 1}}, {"Tan", {1, 1}}, {"Tanh", {1, 1}},
+      {"BitwiseNot", {1, 1}}, {"Cast", {1, 1}}, {"Shape", {1, 1}}, {"Size", {1, 1}},
+      {"Softmax", {1, 1}}, {"LogSoftmax", {1, 1}}, {"Transpose", {1, 1}}, {"Flatten", {1, 1}},
+      {"NonZero", {1, 1}}, {"ArgMax", {1, 1}}, {"ArgMin", {1, 1}}, {"EyeLike", {1, 1}},
+      {"ConstantOfShape", {1, 1}}, {"Det", {1, 1}},
+      // Binary.
+      {"Add", {2, 2}}, {"Sub", {2, 2}}, {"Mul", {2, 2}}, {"Div", {2, 2}}, {"Mod", {2, 2}}, {"Pow", {2, 2}},
+      {"Equal", {2, 2}}, {"Less", {2, 2}}, {"Greater", {2, 2}}, {"LessOrEqual", {2, 2}},
+      {"GreaterOrEqual", {2, 2}}, {"And", {2, 2}}, {"Or", {2, 2}}, {"Xor", {2, 2}}, {"BitwiseAnd", {2, 2}},
+      {"BitwiseOr", {2, 2}}, {"BitwiseXor", {2, 2}}, {"BitShift", {2, 2}}, {"MatMul", {2, 2}},
+      {"CastLike", {2, 2}}, {"Reshape", {2, 2}}, {"Expand", {2, 2}}, {"Tile", {2, 2}}, {"Gather", {2, 2}},
+      {"GatherElements", {2, 2}}, {"GatherND", {2, 2}}, {"Unsqueeze", {2, 2}}, {"TopK", {2, 2}},
+      {"CumSum", {2, 2}},
+      // Other fixed or ranged arities.
+      {"Where", {3, 3}}, {"Range", {3, 3}}, {"ScatterND", {3, 3}}, {"ScatterElements", {3, 3}},
+      {"Gemm", {2, 3}}, {"Clip", {1, 3}}, {"Squeeze", {1, 2}}, {"Split", {1, 2}}, {"Trilu", {1, 2}},
+      {"Slice", {3, 5}}, {"Unique", {1, 1}}, {"If", {1, 1}},
+      // Variadic.
+      {"Concat", {1, kMany}}, {"Max", {1, kMany}}, {"Min", {1, kMany}}, {"Sum", {1, kMany}},
+      {"Mean", {1, kMany}}, {"Einsum", {1, kMany}},
+  };
+  if (op_type.rfind("Reduce", 0) == 0) {
+    const bool axes_input = op_type == "ReduceSum" ? opset >= 13 : opset >= 18;
+    return Arity{1, axes_input ? size_t{2} : size_t{1}};
+  }
+  if (op_type == "Pad") return Arity{2, opset >= 18 ? size_t{4} : size_t{3}};
+  auto it = kArity.find(op_type);
+  if (it == kArity.end()) return std::nullopt;
   return it->second;
 }
 

@@ -104,6 +104,13 @@ Tensor Tensor::scalar(DType dtype, double value) {
   }
 }
 
+Tensor Tensor::with_dims(std::vector<int64_t> dims) const {
+  Tensor t = *this;
+  if (count_elements(dims) != numel()) throw BuildError("with_dims: element count differs");
+  t.dims_ = std::move(dims);
+  return t;
+}
+
 int64_t Tensor::numel() const { return count_elements(dims_); }
 
 std::vector<int64_t> Tensor::to_int64s() const {

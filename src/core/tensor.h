@@ -35,6 +35,9 @@ class Tensor {
   // A 0-d tensor of `dtype` holding `value` converted as C++ converts.
   static Tensor scalar(DType dtype, double value);
 
+  // The same bytes viewed with other dims (same element count); no copy.
+  Tensor with_dims(std::vector<int64_t> dims) const;
+
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t numel() const;

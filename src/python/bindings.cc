@@ -211,14 +211,29 @@ NB_MODULE(_core, m) {
             }
             std::string domain;
             size_t n_outputs = 1;
+            std::vector<std::string> output_dtypes;
             Attributes attrs;
             for (auto [key, value] : kwargs) {
               const std::string name = nb::cast<std::string>(key);
               if (name == "domain") domain = nb::cast<std::string>(value);
               else if (name == "outputs") n_outputs = nb::cast<size_t>(value);
+              else if (name == "output_dtypes") output_dtypes = nb::cast<std::vector<std::string>>(value);
               else if (!value.is_none()) attrs.set(name, attribute_from_python(name, value));
             }
+            if (!output_dtypes.empty() && output_dtypes.size() != n_outputs) {
+              throw nb::value_error("output_dtypes needs one dtype per output");
+            }
             std::vector<Value*> outs = g.op(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+            // Ops of custom domains have no inference here: the rule states their dtypes.
+            for (size_t i = 0; i < output_dtypes.size(); ++i) {
+              const DType declared = dtype_from_name(output_dtypes[i]);
+              if (outs[i]->dtype != DType::Undefined && outs[i]->dtype != declared) {
+                throw nb::value_error((op_type + ": output " + std::to_string(i) + " has dtype " +
+                                       dtype_name(outs[i]->dtype) + ", not the declared " + output_dtypes[i])
+                                          .c_str());
+              }
+              outs[i]->dtype = declared;
+            }
             nb::handle self = nb::find(g);
             auto wrap = [&](Value* v) { return nb::cast(v, nb::rv_policy::reference_internal, self); };
             if (n_outputs == 1) return wrap(outs[0]);
@@ -227,8 +242,9 @@ NB_MODULE(_core, m) {
             return nb::tuple(result);
           },
           nb::arg("op_type"), nb::arg("args"), nb::arg("kwargs"),
-          "Emit an ONNX op: g.op(type, *inputs, domain='', outputs=1, **attributes). Attributes may be given "
-          "in any form the op has at any opset (e.g. axes=[...]); the builder writes the target opset's form.")
+          "Emit an ONNX op: g.op(type, *inputs, domain='', outputs=1, output_dtypes=None, **attributes). "
+          "Attributes may be given in any form the op has at any opset (e.g. axes=[...]); the builder writes "
+          "the target opset's form. output_dtypes declares the dtypes of a custom-domain op's outputs.")
       .def(
           "cast", [](GraphBuilder& g, Value* v, const std::string& dtype) { return g.cast(v, dtype_from_name(dtype)); },
           nb::arg("value"), nb::arg("dtype"), nb::rv_policy::reference_internal)

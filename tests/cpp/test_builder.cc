@@ -184,3 +184,22 @@ TEST(Builder, NodeNamesAreUnique) {
 
 }  // namespace
 }  // namespace pytensor_onnx
+
+namespace pytensor_onnx {
+namespace {
+
+TEST(Builder, WrongInputCountsFailAtBuildTime) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  try {
+    g.op("Add", {x});
+    FAIL() << "Add needs two inputs";
+  } catch (const BuildError& e) {
+    EXPECT_NE(std::string(e.what()).find("Add takes 2 inputs"), std::string::npos);
+  }
+  EXPECT_THROW(g.op("Where", {x, x}), BuildError);
+  EXPECT_NO_THROW(g.op("Concat", {x, x, x}, {{"axis", int64_t{0}}}));
+}
+
+}  // namespace
+}  // namespace pytensor_onnx

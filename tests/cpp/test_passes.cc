@@ -151,3 +151,25 @@ TEST(Passes, ValuesReadBySubgraphsAreKept) {
 
 }  // namespace
 }  // namespace pytensor_onnx
+
+namespace pytensor_onnx {
+namespace {
+
+TEST(Passes, ViewsOfConstantsFoldWithoutCopying) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2, 3}));
+  std::vector<float> bias{1.f, 2.f, 3.f};
+  Value* b = g.constant(Tensor::from_values(DType::Float32, bias, {3}), "bias");
+  Value* row = g.op1("Unsqueeze", {b}, {{"axes", std::vector<int64_t>{0}}});
+  Value* y = g.op1("Add", {x, row});
+  g.output(y, "y");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Value* folded = y->producer->inputs[1];
+  ASSERT_TRUE(folded->constant);
+  EXPECT_EQ(folded->constant->dims(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(g.graph().initializers().size(), 1u);  // the original bias went with its last use
+}
+
+}  // namespace
+}  // namespace pytensor_onnx

@@ -170,6 +170,18 @@ std::optional<IntArray> evaluate(const Node& node) {
   return std::nullopt;
 }
 
+// Ops that only relabel the dims of their first input.
+bool is_view_op(const std::string& op) {
+  return op == "Identity" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten";
+}
+
+bool all_inputs_constant(const Node& node) {
+  for (const Value* v : node.inputs) {
+    if (v && !v->constant) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool fold_constants(Graph& graph) {
@@ -178,6 +190,12 @@ bool fold_constants(Graph& graph) {
     if (!node->domain.empty() || node->outputs.size() != 1) continue;
     Value* out = node->outputs[0];
     if (graph.is_output(out)) continue;
+    if (is_view_op(node->op_type) && all_inputs_constant(*node) && is_fully_known(out->shape)) {
+      Value* c = graph.add_initializer(out->name + "_folded", node->inputs[0]->constant->with_dims(known_sizes(out->shape)));
+      graph.replace_all_uses(out, c);
+      changed = true;
+      continue;
+    }
     std::optional<IntArray> folded;
     try {
       folded = evaluate(*node);
