@@ -232,12 +232,17 @@ def test_compile_onnx_bad_opset():
         compile_onnx([x], pt.exp(x), opset_version=99)
 
 
+@pytest.mark.parametrize("opset", [12, _core.MAX_KNOWN_OPSET + 1])
+def test_onnx_mode_bad_opset_fails_when_the_mode_is_made(opset):
+    with pytest.raises(ValueError, match="outside the supported range 13"):
+        onnx_mode(opset_version=opset)
+
+
 @pytest.mark.parametrize("opset, match", [(12, "older than the oldest supported opset 13"),
                                           (_core.MAX_KNOWN_OPSET + 1, "newer than the newest opset")])
-def test_onnx_mode_bad_opset_fails_at_compile(opset, match):
-    x = pt.vector("x")
+def test_builder_rejects_opsets_it_does_not_know(opset, match):
     with pytest.raises(NotImplementedError, match=match):
-        pytensor.function([x], pt.exp(x), mode=onnx_mode(opset_version=opset))
+        _core.GraphBuilder(opset)
 
 
 # -- calling an ONNX-mode function wrongly ---------------------------------------
