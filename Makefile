@@ -50,6 +50,7 @@ example: build
 bench: build
 	$(PY) bench/overhead.py
 	$(PY) bench/elementwise.py
+	$(PY) bench/conversion.py
 
 # Regenerate the supported-op table (tests check it is current).
 docs: build

@@ -1,0 +1,49 @@
+"""Conversion speed: PyTensor nodes converted to ONNX per second on a large generated graph.
+
+Times fgraph_to_onnx (rules + C++ builder + passes) and serialization
+separately, from one run; not a test.
+"""
+
+import sys
+import time
+
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.graph.fg import FunctionGraph
+
+import pytensor_onnx  # noqa: F401
+from pytensor_onnx.dispatch import fgraph_to_onnx
+
+N_LAYERS = 2000
+
+
+def build_graph():
+    rng = np.random.default_rng(0)
+    x = pt.matrix("x")
+    h = x
+    for i in range(N_LAYERS):
+        c = pt.constant(rng.normal(size=4))
+        h = pt.maximum(h * c + float(i % 7), h / 3.0) - pt.exp(-h)
+    return FunctionGraph([x], [h.sum(axis=1)], clone=False)
+
+
+def main() -> int:
+    fgraph = build_graph()
+    n_nodes = len(fgraph.apply_nodes)
+    t0 = time.perf_counter()
+    converted = fgraph_to_onnx(fgraph, optimize=False)
+    t1 = time.perf_counter()
+    converted.builder.optimize()
+    t2 = time.perf_counter()
+    data = converted.builder.serialize()
+    t3 = time.perf_counter()
+    print(f"{n_nodes} PyTensor nodes -> {converted.builder.num_nodes} ONNX nodes, {len(data) / 1e6:.2f} MB")
+    print(f"rules + builder : {t1 - t0:7.3f} s  ({n_nodes / (t1 - t0):10.0f} PyTensor nodes/s)")
+    print(f"C++ passes      : {t2 - t1:7.3f} s")
+    print(f"serialization   : {t3 - t2:7.3f} s")
+    print(f"total           : {t3 - t0:7.3f} s  ({n_nodes / (t3 - t0):10.0f} PyTensor nodes/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
