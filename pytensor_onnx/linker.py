@@ -6,7 +6,9 @@ import hashlib
 import logging
 from collections import OrderedDict
 
+import numpy as np
 from pytensor.link.basic import JITLinker
+from pytensor.scalar.basic import ScalarType
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -158,10 +160,26 @@ class ONNXLinker(JITLinker):
         out_cells = [storage_map[var] for var in fgraph.outputs]
         out_names = self._output_names
         run = self.session._sess.run
+        # PyTensor holds ScalarType values as NumPy scalars; ONNX Runtime wants 0-d arrays.
+        scalar_feeds = tuple(
+            (name, cell) for (name, cell), var in zip(feeds, fgraph.inputs) if isinstance(var.type, ScalarType)
+        )
+        if scalar_feeds:
+            tensor_feeds = tuple(f for f in feeds if f not in scalar_feeds)
+
+            def gather_feeds():
+                feed = {name: cell[0] for name, cell in tensor_feeds}
+                for name, cell in scalar_feeds:
+                    feed[name] = np.asarray(cell[0])
+                return feed
+        else:
+
+            def gather_feeds():
+                return {name: cell[0] for name, cell in feeds}
 
         def thunk():
             try:
-                results = run(out_names, {name: cell[0] for name, cell in feeds}, None)
+                results = run(out_names, gather_feeds(), None)
             except Exception as exc:
                 args = [cell[0] for _, cell in feeds]
                 raise RuntimeError(_describe_failure(exc, self._input_names, args, fgraph)) from exc

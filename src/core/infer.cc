@@ -396,6 +396,16 @@ void infer_shapes(Node& node) {
     y->shape = in;
     return;
   }
+  if (op == "Compress") {
+    if (!node.attrs.has("axis")) {
+      y->shape = unknown_dims(1);
+    } else if (in) {
+      std::vector<Dim> out = *in;
+      out[normalize_axis(node.attrs.get_int("axis", 0), in->size(), node)] = Dim::unknown();
+      y->shape = out;
+    }
+    return;
+  }
   if (op == "Expand") {
     Value* shape_value = node.input(1);
     auto target = const_ints(shape_value);
@@ -523,7 +533,7 @@ void infer_dtypes(Node& node) {
              op == "Squeeze" || op == "Unsqueeze" || op == "Concat" || op == "Split" || op == "Slice" ||
              op == "Gather" || op == "GatherElements" || op == "GatherND" || op == "ScatterND" ||
              op == "ScatterElements" || op == "Expand" || op == "Tile" || op == "Range" || op == "Pad" ||
-             op == "Einsum" || op == "Det") {
+             op == "Einsum" || op == "Det" || op == "Compress") {
     set_all(first);
   }
 }
@@ -571,10 +581,37 @@ void infer_if(Node& node) {
   }
 }
 
+// Loop(M, cond, v_initial...) with body (iter, cond, v...) -> (cond, v..., scan...):
+// loop-carried outputs take the body's types; scan outputs gain a leading dim.
+void infer_loop(Node& node) {
+  const AttrValue* body_attr = node.attrs.find("body");
+  if (!body_attr) throw BuildError("Loop needs a body graph");
+  const auto& body_outs = std::get<std::shared_ptr<Graph>>(*body_attr)->outputs();
+  const size_t n_carried = node.inputs.size() >= 2 ? node.inputs.size() - 2 : 0;
+  if (body_outs.size() != 1 + node.outputs.size()) {
+    throw BuildError("Loop body must output the condition plus one value per node output");
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const Value* b = body_outs[i + 1];
+    node.outputs[i]->dtype = b->dtype;
+    if (i < n_carried) {
+      node.outputs[i]->shape = b->shape;
+    } else if (b->shape) {
+      std::vector<Dim> dims{Dim::unknown()};
+      dims.insert(dims.end(), b->shape->begin(), b->shape->end());
+      node.outputs[i]->shape = dims;
+    }
+  }
+}
+
 void infer_node(Node& node) {
   if (!node.domain.empty()) return;
   if (node.op_type == "If") {
     infer_if(node);
+    return;
+  }
+  if (node.op_type == "Loop") {
+    infer_loop(node);
     return;
   }
   infer_dtypes(node);

@@ -86,7 +86,7 @@ std::optional<Arity> op_input_arity(const std::string& op_type, int opset) {
       // Other fixed or ranged arities.
       {"Where", {3, 3}}, {"Range", {3, 3}}, {"ScatterND", {3, 3}}, {"ScatterElements", {3, 3}},
       {"Gemm", {2, 3}}, {"Clip", {1, 3}}, {"Squeeze", {1, 2}}, {"Split", {1, 2}}, {"Trilu", {1, 2}},
-      {"Slice", {3, 5}}, {"Unique", {1, 1}}, {"If", {1, 1}},
+      {"Slice", {3, 5}}, {"Unique", {1, 1}}, {"If", {1, 1}}, {"Compress", {2, 2}}, {"Loop", {2, kMany}},
       // Variadic.
       {"Concat", {1, kMany}}, {"Max", {1, kMany}}, {"Min", {1, kMany}}, {"Sum", {1, kMany}},
       {"Mean", {1, kMany}}, {"Einsum", {1, kMany}},
