@@ -84,7 +84,7 @@ std::vector<Value*> GraphBuilder::op(const std::string& op_type, std::vector<Val
   }
   adapt_interface(*this, op_type, inputs, attrs, n_outputs);
   if (auto adapted = adapt_kernel_dtypes(*this, op_type, inputs, attrs, n_outputs)) return *adapted;
-  return emit(op_type, std::move(inputs), std::move(attrs), n_outputs);
+  return emit_on_kernel(*this, op_type, inputs, attrs, n_outputs);
 }
 
 Value* GraphBuilder::cast(Value* value, DType dtype) {

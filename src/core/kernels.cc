@@ -66,7 +66,9 @@ const std::unordered_map<std::string, KernelEntry>& kernel_table() {
     for (const char* op : {"ArgMax", "ArgMin"}) {
       t[op] = {{{13, reduce_order}}, {0}, {}, Fidelity::kOrdered, false};
     }
-    t["MatMul"] = {{{13, arith13}}, {}, {}, Fidelity::kBits};
+    // MatMul has uint32/uint64 kernels, but they fail on an empty inner dim;
+    // the signed kernels give the same bits.
+    t["MatMul"] = {{{13, reduce}}, {}, {}, Fidelity::kBits};
     t["Gemm"] = {{{13, kFloats}}, {0, 1, 2}, {}, Fidelity::kValue};
     t["Einsum"] = {{{13, reduce}}, {}, {}, Fidelity::kBits};
     t["CumSum"] = {{{13, {D::Float32, D::Float64, D::Int32, D::Int64}}, {14, reduce}}, {0}, {0}, Fidelity::kBits};
@@ -150,7 +152,67 @@ std::string no_kernel_message(const std::string& op_type, DType d) {
          ", and no cast to another dtype gives the same results";
 }
 
+// ONNX Runtime 1.31's vectorised int64 Max/Min (elementwise, Clip and
+// ReduceMax/ReduceMin) compare the 32-bit halves separately: max(2^32-2, 1, 0, 0)
+// gives 1. Comparisons, Where, ArgMax/ArgMin and GatherElements are right.
+bool has_wrong_int64_kernel(const std::string& op_type) {
+  return op_type == "Max" || op_type == "Min" || op_type == "Clip" || op_type == "ReduceMax" ||
+         op_type == "ReduceMin";
+}
+
+Value* pick(GraphBuilder& g, const char* compare, Value* a, Value* b) {
+  // a if (a compare b) else b
+  return g.op1("Where", {g.op1(compare, {a, b}), a, b});
+}
+
+std::vector<Value*> int64_minmax_recipe(GraphBuilder& g, const std::string& op_type, const std::vector<Value*>& inputs,
+                                        const Attributes& attrs) {
+  if (op_type == "Max" || op_type == "Min") {
+    const char* compare = op_type == "Max" ? "Greater" : "Less";
+    Value* result = inputs[0];
+    for (size_t i = 1; i < inputs.size(); ++i) result = pick(g, compare, result, inputs[i]);
+    return {result};
+  }
+  if (op_type == "Clip") {
+    // Clip = min(max(x, lo), hi); with lo > hi the result is hi, as ONNX specifies.
+    Value* result = inputs[0];
+    if (inputs.size() > 1 && inputs[1]) result = pick(g, "Greater", result, inputs[1]);
+    if (inputs.size() > 2 && inputs[2]) result = pick(g, "Less", result, inputs[2]);
+    return {result};
+  }
+  // ReduceMax/ReduceMin: gather the extreme at ArgMax/ArgMin, one axis at a time.
+  Value* x = inputs[0];
+  const size_t rank = x->shape ? x->shape->size() : 0;
+  std::vector<int64_t> axes;
+  if (auto from_attr = attrs.get_ints("axes")) axes = *from_attr;
+  else if (inputs.size() > 1 && inputs[1]) {
+    if (!inputs[1]->constant) throw UnsupportedError(op_type + " on int64 with run-time axes is not supported");
+    axes = inputs[1]->constant->to_int64s();
+  }
+  if (!x->shape) throw UnsupportedError(op_type + " on int64 needs an input of known rank");
+  if (axes.empty()) {
+    if (attrs.get_int("noop_with_empty_axes", 0)) return {x};
+    for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  for (auto& a : axes) a = a < 0 ? a + static_cast<int64_t>(rank) : a;
+  const char* arg_op = op_type == "ReduceMax" ? "ArgMax" : "ArgMin";
+  for (int64_t axis : axes) {
+    Value* index = g.op1(arg_op, {x}, {{"axis", axis}, {"keepdims", int64_t{1}}});
+    x = g.op1("GatherElements", {x, index}, {{"axis", axis}});
+  }
+  if (attrs.get_int("keepdims", 1) == 0) x = g.op1("Squeeze", {x}, {{"axes", axes}});
+  return {x};
+}
+
 }  // namespace
+
+std::vector<Value*> emit_on_kernel(GraphBuilder& g, const std::string& op_type, const std::vector<Value*>& inputs,
+                                   const Attributes& attrs, size_t n_outputs) {
+  if (has_wrong_int64_kernel(op_type) && !inputs.empty() && inputs[0] && inputs[0]->dtype == DType::Int64) {
+    return int64_minmax_recipe(g, op_type, inputs, attrs);
+  }
+  return g.emit(op_type, inputs, attrs, n_outputs);
+}
 
 std::optional<std::vector<DType>> ort_kernel_dtypes(const std::string& op_type, int opset) {
   auto it = kernel_table().find(op_type);
@@ -212,7 +274,7 @@ std::optional<std::vector<Value*>> adapt_kernel_dtypes(GraphBuilder& g, const st
     if (order_map) v = flip_sign_bit(g, v);
     converted[i] = v;
   }
-  std::vector<Value*> outputs = g.emit(op_type, converted, attrs, n_outputs);
+  std::vector<Value*> outputs = emit_on_kernel(g, op_type, converted, attrs, n_outputs);
   if (!entry.outputs_typed) return outputs;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!has_index(entry.typed_outputs, i)) continue;

@@ -22,4 +22,10 @@ std::optional<std::vector<Value*>> adapt_kernel_dtypes(GraphBuilder& g, const st
                                                        const std::vector<Value*>& inputs,
                                                        const Attributes& attrs, size_t n_outputs);
 
+// Emits `op_type` on inputs whose dtypes have kernels, working around kernels
+// known to compute wrong results (ONNX Runtime 1.31's int64 Max/Min/Clip and
+// ReduceMax/ReduceMin mix up values beyond 32 bits) with exact recipes.
+std::vector<Value*> emit_on_kernel(GraphBuilder& g, const std::string& op_type, const std::vector<Value*>& inputs,
+                                   const Attributes& attrs, size_t n_outputs);
+
 }  // namespace pytensor_onnx

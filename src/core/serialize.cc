@@ -1,6 +1,8 @@
 #include "serialize.h"
 
 #include <fstream>
+#include <map>
+#include <utility>
 
 #include "errors.h"
 #include "onnx_isolated.pb.h"
@@ -22,20 +24,32 @@ class ExternalDataWriter {
   }
   bool wants(const Tensor& t) const { return file_.is_open() && t.nbytes() >= options_.external_data_threshold; }
   void write(const Tensor& t, pb::TensorProto& proto) {
+    // Views of one buffer (a weight and its folded reshape) share one copy in the file.
+    const auto key = std::make_pair(static_cast<const void*>(t.data()), t.nbytes());
+    auto written = offsets_.find(key);
+    if (written != offsets_.end()) {
+      record(proto, written->second, t.nbytes());
+      return;
+    }
     const size_t padding = (kExternalAlignment - offset_ % kExternalAlignment) % kExternalAlignment;
     static const char zeros[kExternalAlignment] = {};
     file_.write(zeros, static_cast<std::streamsize>(padding));
     offset_ += padding;
     file_.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.nbytes()));
     if (!file_) throw BuildError("writing external data to '" + options_.external_data_path + "' failed");
-    proto.set_data_location(pb::TensorProto::EXTERNAL);
-    add_entry(proto, "location", options_.external_data_location);
-    add_entry(proto, "offset", std::to_string(offset_));
-    add_entry(proto, "length", std::to_string(t.nbytes()));
+    offsets_[key] = offset_;
+    record(proto, offset_, t.nbytes());
     offset_ += t.nbytes();
   }
 
  private:
+  void record(pb::TensorProto& proto, size_t offset, size_t length) {
+    proto.set_data_location(pb::TensorProto::EXTERNAL);
+    add_entry(proto, "location", options_.external_data_location);
+    add_entry(proto, "offset", std::to_string(offset));
+    add_entry(proto, "length", std::to_string(length));
+  }
+
   static void add_entry(pb::TensorProto& proto, const std::string& key, const std::string& value) {
     auto* entry = proto.add_external_data();
     entry->set_key(key);
@@ -44,6 +58,7 @@ class ExternalDataWriter {
   const ModelOptions& options_;
   std::ofstream file_;
   size_t offset_ = 0;
+  std::map<std::pair<const void*, size_t>, size_t> offsets_;
 };
 
 void fill_tensor(const Tensor& t, const std::string& name, pb::TensorProto& proto, ExternalDataWriter* external) {

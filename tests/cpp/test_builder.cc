@@ -124,10 +124,27 @@ TEST(Builder, CastsAroundMissingKernelsAndRestoresTheDtype) {
 TEST(Builder, OrderedOpsOnUInt64UseAnOrderPreservingMap) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::UInt64, dims({4}));
-  Value* m = g.op1("ReduceMax", {x}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}});
+  Value* m = g.op1("TopK", {x, g.int64s({2})}, {{"axis", int64_t{0}}});
   EXPECT_EQ(m->dtype, DType::UInt64);
-  // Cast -> Add(INT64_MIN) -> ReduceMax -> Add(INT64_MIN) -> Cast
-  EXPECT_EQ(op_types(g), (std::vector<std::string>{"Cast", "Add", "ReduceMax", "Add", "Cast"}));
+  // Cast -> Add(INT64_MIN) -> TopK -> Add(INT64_MIN) -> Cast
+  EXPECT_EQ(op_types(g), (std::vector<std::string>{"Cast", "Add", "TopK", "Add", "Cast"}));
+}
+
+TEST(Builder, Int64MaxMinAvoidTheWrongOrtKernels) {
+  GraphBuilder g(18);
+  Value* a = g.input("a", DType::Int64, dims({4}));
+  Value* b = g.input("b", DType::Int64, dims({4}));
+  Value* m = g.op1("Max", {a, b});
+  EXPECT_EQ(m->producer->op_type, "Where");
+  EXPECT_EQ(m->producer->inputs[0]->producer->op_type, "Greater");
+  Value* r = g.op1("ReduceMin", {a}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}});
+  EXPECT_EQ(r->producer->op_type, "Squeeze");
+  EXPECT_FALSE(has_op(g, "ReduceMin"));
+  EXPECT_TRUE(has_op(g, "ArgMin"));
+  EXPECT_EQ(r->shape->size(), 0u);
+  // int32 keeps the plain kernel.
+  Value* c = g.input("c", DType::Int32, dims({4}));
+  EXPECT_EQ(g.op1("Max", {c, c})->producer->op_type, "Max");
 }
 
 TEST(Builder, ArgMaxIndicesAreNotCastBack) {

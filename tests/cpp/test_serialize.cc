@@ -112,3 +112,34 @@ TEST(Serialize, SubgraphsAndOmittedOptionalInputs) {
 
 }  // namespace
 }  // namespace pytensor_onnx
+
+namespace pytensor_onnx {
+namespace {
+
+TEST(Serialize, ViewsOfOneBufferShareExternalData) {
+  const auto dir = std::filesystem::temp_directory_path() / "pytensor_onnx_shared_view_test";
+  std::filesystem::create_directories(dir);
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({1000}));
+  Tensor weights = Tensor::from_values(DType::Float32, std::vector<float>(1000, 1.5f), {1000});
+  Value* flat = g.constant(weights, "flat");
+  Value* column = g.constant(weights.with_dims({1000, 1}), "column");
+  g.output(g.op1("Add", {x, flat}), "y");
+  g.output(g.op1("MatMul", {g.op1("Unsqueeze", {x}, {{"axes", std::vector<int64_t>{0}}}), column}), "z");
+  ModelOptions options;
+  options.external_data_path = (dir / "m.onnx.data").string();
+  options.external_data_location = "m.onnx.data";
+  pb::ModelProto model = parse(serialize_model(g, options));
+  int external = 0;
+  for (const auto& init : model.graph().initializer()) {
+    if (init.data_location() != pb::TensorProto::EXTERNAL) continue;
+    ++external;
+    EXPECT_EQ(init.external_data(1).value(), "0");  // both point at the first copy
+  }
+  EXPECT_EQ(external, 2);
+  EXPECT_EQ(std::filesystem::file_size(options.external_data_path), 4000u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pytensor_onnx

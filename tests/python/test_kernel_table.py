@@ -21,6 +21,9 @@ TABLE_OPS = [
     "CumSum", "Trilu", "Range", "Unique", "NonZero", "TopK", "Pad", "BitShift",
     "Sum", "Mean", "Erf", "Softplus",
 ]
+# Kernels that exist but compute wrong results or fail on edge cases, so the
+# table leaves them out on purpose (src/core/kernels.cc says why).
+DELIBERATELY_AVOIDED = {("MatMul", "uint32"), ("MatMul", "uint64")}
 # float16 kernels come and go with ORT's fp16 cast insertion; the exporter
 # never relies on them.
 CHECKED_DTYPES = [d for d in probe.DTYPES if d != "float16"]
@@ -42,6 +45,6 @@ def test_kernel_table_matches_onnxruntime(op, opset):
             # ORT expands some ops as ONNX functions only at certain opsets (e.g.
             # Softplus/ReduceLogSumExp at 18); the table may be conservative
             # there, but must never miss a kernel that exists at every opset.
-            assert verdict != "ok" or op in {"Softplus", "ReduceLogSumExp"}, (
+            assert verdict != "ok" or op in {"Softplus", "ReduceLogSumExp"} or (op, dtype) in DELIBERATELY_AVOIDED, (
                 f"{op}/{dtype} runs at opset {opset} but the table leaves it out"
             )
