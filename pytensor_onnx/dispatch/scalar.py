@@ -2,11 +2,14 @@
 
 Rules cast inputs to PyTensor's output dtype first, so ONNX computes in the
 dtype NumPy would; where ONNX semantics differ from NumPy's (integer floor
-division, modulo signs, rounding, division by zero) they build NumPy's result.
+division, modulo signs, rounding, division by zero, integer powers, mixed
+signed/unsigned comparisons) they build NumPy's result. Dtypes ONNX Runtime
+has no kernel for are handled by the builder (it casts around the kernel).
 """
 
 import numpy as np
 import pytensor.scalar.basic as ps
+import pytensor.scalar.math as psm
 
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
 
@@ -23,8 +26,8 @@ def _is_unsigned(dtype):
     return dtype.startswith("uint")
 
 
-def _is_int(dtype):
-    return dtype.startswith(("int", "uint"))
+def _is_signed_int(dtype):
+    return dtype.startswith("int")
 
 
 def _is_float(dtype):
@@ -52,35 +55,110 @@ def _unary(onnx_op):
     return rule
 
 
+# Add/Sub/Mul on bool (Add: or, Mul: and) and Max/Min on bool run through the
+# builder's cast to uint8; integer Add/Sub/Mul wrap like NumPy's.
 for _scalar_op, _onnx_op in [
     (ps.Add, "Add"),
     (ps.Mul, "Mul"),
     (ps.Sub, "Sub"),
     (ps.TrueDiv, "Div"),
-    (ps.Maximum, "Max"),
-    (ps.Minimum, "Min"),
-    (ps.Pow, "Pow"),
 ]:
     onnx_funcify.register(_scalar_op)(_binary(_onnx_op))
 
+
+def _extremum(onnx_op, pick_first_if):
+    def rule(op, node, g, *inputs):
+        dtype = out_dtype(node)
+        inputs = cast_all(g, inputs, dtype)
+        if dtype != "int64":
+            # ONNX Runtime's Max/Min propagate NaN from either input, like np.maximum.
+            return _fold(g, onnx_op, inputs)
+        # ONNX Runtime 1.31's int64 Max/Min kernels are wrong on vectors where
+        # two values share their high 32 bits and their low halves straddle
+        # 2**31 (Max([2**31, 2**31], [0, 0]) gives [0, 0]); comparisons are right.
+        result = inputs[0]
+        for v in inputs[1:]:
+            result = g.op("Where", g.op(pick_first_if, result, v), result, v)
+        return result
+
+    return rule
+
+
+onnx_funcify.register(ps.Maximum)(_extremum("Max", "Greater"))
+onnx_funcify.register(ps.Minimum)(_extremum("Min", "Less"))
+
+# Float-only ONNX ops: PyTensor upgrades integer inputs to a float output dtype.
 for _scalar_op, _onnx_op in [
     (ps.Exp, "Exp"),
     (ps.Log, "Log"),
     (ps.Sqrt, "Sqrt"),
-    (ps.Abs, "Abs"),
-    (ps.Sign, "Sign"),
+    (ps.Reciprocal, "Reciprocal"),
+    (ps.Tanh, "Tanh"),
+    (ps.Sin, "Sin"),
+    (ps.Cos, "Cos"),
 ]:
     onnx_funcify.register(_scalar_op)(_unary(_onnx_op))
+
+
+@onnx_funcify.register(ps.Abs)
+def _abs(op, node, g, x):
+    dtype = out_dtype(node)
+    x = g.cast(x, dtype)
+    if dtype == "bool":
+        return x  # ONNX Abs has no bool; |x| is x
+    return g.op("Abs", x)  # Abs(INT_MIN) == INT_MIN, as in NumPy
+
+
+@onnx_funcify.register(ps.Sign)
+def _sign(op, node, g, x):
+    return g.op("Sign", g.cast(x, out_dtype(node)))  # Sign(NaN) is NaN, as np.sign
 
 
 @onnx_funcify.register(ps.Neg)
 def _neg(op, node, g, x):
     dtype = out_dtype(node)
     x = g.cast(x, dtype)
-    if _is_unsigned(dtype) or dtype == "bool":
+    if _is_unsigned(dtype):
         # ONNX Neg is signed-only; NumPy wraps: -x == 0 - x (mod 2^bits).
         return g.op("Sub", const(g, 0, dtype), x)
     return g.op("Neg", x)
+
+
+@onnx_funcify.register(ps.Sqr)
+def _sqr(op, node, g, x):
+    x = g.cast(x, out_dtype(node))
+    return g.op("Mul", x, x)
+
+
+@onnx_funcify.register(ps.Log2)
+def _log2(op, node, g, x):
+    dtype = out_dtype(node)
+    return g.op("Div", g.op("Log", g.cast(x, dtype)), const(g, np.log(2.0), dtype))
+
+
+@onnx_funcify.register(ps.Log10)
+def _log10(op, node, g, x):
+    dtype = out_dtype(node)
+    return g.op("Div", g.op("Log", g.cast(x, dtype)), const(g, np.log(10.0), dtype))
+
+
+@onnx_funcify.register(ps.Exp2)
+def _exp2(op, node, g, x):
+    # pow(2, x) is correctly rounded where exp(x * ln 2) would amplify the
+    # rounding error of x * ln 2 by |x|.
+    dtype = out_dtype(node)
+    return g.op("Pow", const(g, 2.0, dtype), g.cast(x, dtype))
+
+
+@onnx_funcify.register(psm.Sigmoid)
+def _sigmoid(op, node, g, x):
+    # scipy.special.expit is 1 / (1 + exp(-x)). ONNX Runtime's Sigmoid kernel
+    # loses all relative precision for x < -20 (it returns 0 where expit is
+    # 2e-9), so build the formula; exp(-x) = inf gives the exact limit 0.
+    dtype = out_dtype(node)
+    x = g.cast(x, dtype)
+    one = const(g, 1, dtype)
+    return g.op("Div", one, g.op("Add", one, g.op("Exp", g.op("Neg", x))))
 
 
 def _floor_if_float(op_name):
@@ -96,19 +174,24 @@ def _floor_if_float(op_name):
 
 onnx_funcify.register(ps.Floor)(_floor_if_float("Floor"))
 onnx_funcify.register(ps.Ceil)(_floor_if_float("Ceil"))
+# ONNX Round rounds halves to even, like np.round.
 onnx_funcify.register(ps.RoundHalfToEven)(_floor_if_float("Round"))
 
 
+# Signed zeros are not guaranteed: ONNX Runtime's Where returns +0.0 where it
+# picks a -0.0 from its first (X) input, and its graph optimizer swaps
+# Where(Not(c), a, b) to Where(c, b, a). The rounding rules keep -0.0 where
+# ONNX Runtime lets them (a possibly negative zero goes to Where's Y input).
+
+
 def trunc(g, x):
-    """Round toward zero (ONNX has no Trunc)."""
+    """Round toward zero (ONNX has no Trunc); -0.0 and NaN pass through Ceil."""
     zero = const(g, 0, x.dtype)
-    return g.op("Where", g.op("Less", x, zero), g.op("Ceil", x), g.op("Floor", x))
+    return g.op("Where", g.op("Greater", x, zero), g.op("Floor", x), g.op("Ceil", x))
 
 
-onnx_funcify.register(ps.Trunc)(lambda op, node, g, x: _trunc_rule(node, g, x))
-
-
-def _trunc_rule(node, g, x):
+@onnx_funcify.register(ps.Trunc)
+def _trunc(op, node, g, x):
     dtype = out_dtype(node)
     x = g.cast(x, dtype)
     return trunc(g, x) if _is_float(dtype) else x
@@ -116,6 +199,9 @@ def _trunc_rule(node, g, x):
 
 @onnx_funcify.register(ps.RoundHalfAwayFromZero)
 def _round_half_away(op, node, g, x):
+    # C's round(), as PyTensor's C backend computes it. (Its Python
+    # implementation, floor(x + 0.5), is off by one where x + 0.5 rounds: at
+    # 0.49999999999999994 and at odd integers above 2**52; this is exact.)
     dtype = out_dtype(node)
     x = g.cast(x, dtype)
     if not _is_float(dtype):
@@ -124,83 +210,155 @@ def _round_half_away(op, node, g, x):
     # 0.5 decides ties without the rounding error of floor(|x| + 0.5).
     t = trunc(g, x)
     frac = g.op("Abs", g.op("Sub", x, t))
-    up = g.cast(g.op("GreaterOrEqual", frac, const(g, 0.5, dtype)), dtype)
-    return g.op("Add", t, g.op("Mul", g.op("Sign", x), up))
+    away = g.op("GreaterOrEqual", frac, const(g, 0.5, dtype))  # NaN/inf: frac is NaN, so false
+    return g.op("Where", away, g.op("Add", t, g.op("Sign", x)), t)
 
 
-def _safe_divisor(g, b):
-    """(b == 0, b with zeros replaced by ones): NumPy returns 0 for integer x // 0
-    and x % 0, where ONNX Runtime raises."""
-    is_zero = g.op("Equal", b, const(g, 0, b.dtype))
-    return is_zero, g.op("Where", is_zero, const(g, 1, b.dtype), b)
+# Integer division and modulo.
+#
+# ONNX Runtime raises on an integer divisor of 0 and the CPU traps (SIGFPE,
+# killing the process) on INT_MIN / -1 for int32/int64, so divisors 0 and -1
+# are replaced by 1 and their results are built separately. NumPy gives 0 for
+# x // 0 and x % 0, -x (wrapping) for x // -1 and 0 for x % -1.
+
+
+def _safe_int_divisor(g, b):
+    """(b == 0, b == -1 or None, b with those divisors replaced by 1)."""
+    dtype = b.dtype
+    is_zero = g.op("Equal", b, const(g, 0, dtype))
+    if _is_unsigned(dtype):
+        return is_zero, None, g.op("Where", is_zero, const(g, 1, dtype), b)
+    is_minus_one = g.op("Equal", b, const(g, -1, dtype))
+    unsafe = g.op("Or", is_zero, is_minus_one)
+    return is_zero, is_minus_one, g.op("Where", unsafe, const(g, 1, dtype), b)
 
 
 def _int_floor_div(g, a, b):
-    is_zero, b = _safe_divisor(g, b)
+    dtype = a.dtype
+    zero = const(g, 0, dtype)
+    is_zero, is_minus_one, b = _safe_int_divisor(g, b)
     q = g.op("Div", a, b)  # truncates toward zero
-    if not _is_unsigned(a.dtype):
-        # Floor = trunc - 1 when the remainder is non-zero and the signs differ.
-        zero = const(g, 0, a.dtype)
-        r = g.op("Mod", a, b, fmod=1)
+    if is_minus_one is not None:
+        # Floor = trunc - 1 when the remainder is non-zero and its sign differs
+        # from the divisor's. The remainder comes from integer arithmetic:
+        # ONNX Mod(fmod=1) on int64 computes in double and is wrong above 2**53.
+        r = g.op("Sub", a, g.op("Mul", q, b))
         needs_fix = g.op(
             "And",
             g.op("Not", g.op("Equal", r, zero)),
             g.op("Xor", g.op("Less", r, zero), g.op("Less", b, zero)),
         )
-        q = g.op("Sub", q, g.cast(needs_fix, a.dtype))
-    return g.op("Where", is_zero, const(g, 0, a.dtype), q)
+        q = g.op("Sub", q, g.cast(needs_fix, dtype))
+        q = g.op("Where", is_minus_one, g.op("Sub", zero, a), q)
+    return g.op("Where", is_zero, zero, q)
 
 
-def _float_floor_div(g, a, b):
-    # NumPy's npy_divmod: d = (a - fmod(a, b)) / b, corrected by the remainder's
-    # sign, then snapped to the nearest whole number; b == 0 gives a / b.
-    dtype = a.dtype
-    zero = const(g, 0, dtype)
-    mod = g.op("Mod", a, b, fmod=1)
-    div = g.op("Div", g.op("Sub", a, mod), b)
+def _int_mod(g, a, b):
+    # Mod(fmod=0) is Python's modulo (the divisor's sign), exact for all ints;
+    # x % 1 == 0 is also NumPy's x % 0 and x % -1.
+    _, _, b = _safe_int_divisor(g, b)
+    return g.op("Mod", a, b, fmod=0)
+
+
+def _fmod_and_fix(g, a, b):
+    """fmod(a, b) and whether NumPy's divmod moves it to the divisor's sign."""
+    zero = const(g, 0, a.dtype)
+    mod = g.op("Mod", a, b, fmod=1)  # C fmod: the dividend's sign
     fix = g.op(
         "And",
         g.op("Not", g.op("Equal", mod, zero)),
         g.op("Xor", g.op("Less", b, zero), g.op("Less", mod, zero)),
     )
+    return mod, fix
+
+
+def _float_floor_div(g, a, b):
+    # NumPy's npy_divmod: d = (a - fmod(a, b)) / b, minus 1 where the remainder
+    # moves to the divisor's sign, then snapped to the nearest whole number;
+    # b == 0 gives a / b.
+    dtype = a.dtype
+    zero = const(g, 0, dtype)
+    mod, fix = _fmod_and_fix(g, a, b)
+    div = g.op("Div", g.op("Sub", a, mod), b)
     div = g.op("Sub", div, g.cast(fix, dtype))
     floor_div = g.op("Floor", div)
     snap = g.op("Greater", g.op("Sub", div, floor_div), const(g, 0.5, dtype))
     floor_div = g.op("Add", floor_div, g.cast(snap, dtype))
-    # div == 0: keep the sign of a / b (NumPy returns copysign(0, a/b)).
+    # div == 0: NumPy returns copysign(0, a / b); |a| < |b| here, so a / b is
+    # finite and (a / b) * 0 is that zero (its sign is lost in Where, see above).
     exact = g.op("Div", a, b)
     floor_div = g.op("Where", g.op("Equal", div, zero), g.op("Mul", exact, zero), floor_div)
     return g.op("Where", g.op("Equal", b, zero), exact, floor_div)
 
 
-@onnx_funcify.register(ps.IntDiv)
-def _int_div(op, node, g, a, b):
-    dtype = out_dtype(node)
-    a, b = cast_all(g, [a, b], dtype)
-    if _is_float(dtype):
-        return _float_floor_div(g, a, b)
-    if dtype == "bool":
-        raise NotImplementedError("IntDiv on bool has no NumPy meaning")
-    return _int_floor_div(g, a, b)
+def _float_mod(g, a, b):
+    # NumPy's remainder: fmod moved to the divisor's sign; b == 0 gives fmod's
+    # NaN. (NumPy gives a zero remainder the divisor's sign; here it keeps fmod's.)
+    mod, fix = _fmod_and_fix(g, a, b)
+    return g.op("Where", fix, g.op("Add", mod, b), mod)
 
 
-@onnx_funcify.register(ps.Mod)
-def _mod(op, node, g, a, b):
+def _divmod_rule(float_rule, int_rule):
+    def rule(op, node, g, a, b):
+        dtype = out_dtype(node)
+        if dtype == "bool":
+            # NumPy has no bool loop for these: it computes in int8.
+            a, b = cast_all(g, [a, b], "int8")
+            return g.cast(int_rule(g, a, b), dtype)
+        a, b = cast_all(g, [a, b], dtype)
+        return float_rule(g, a, b) if _is_float(dtype) else int_rule(g, a, b)
+
+    return rule
+
+
+onnx_funcify.register(ps.IntDiv)(_divmod_rule(_float_floor_div, _int_floor_div))
+onnx_funcify.register(ps.Mod)(_divmod_rule(_float_mod, _int_mod))
+
+
+def _int_pow(g, base, exponent):
+    """base ** exponent by binary exponentiation with wrapping multiplication.
+
+    ONNX Runtime's integer Pow goes through double and saturates (3**40 in
+    int64 is off, 3**20 in int32 gives INT_MIN); NumPy wraps. Exponents must
+    be >= 0 (NumPy raises for negative integer powers).
+    """
+    dtype = base.dtype
+    n_bits = np.iinfo(dtype).bits - (1 if _is_signed_int(dtype) else 0)
+    known = exponent.constant_value
+    if known is not None and known.size and known.min() >= 0:
+        n_bits = max(int(known.max()).bit_length(), 1)
+    one = const(g, 1, dtype)
+    two = const(g, 2, dtype)
+    result = None
+    for k in range(n_bits):
+        bit = g.op("Mod", exponent, two, fmod=0)
+        # factor = base if the bit is set else 1, without a Where per bit.
+        factor = g.op("Add", one, g.op("Mul", bit, g.op("Sub", base, one)))
+        result = factor if result is None else g.op("Mul", result, factor)
+        if k + 1 < n_bits:
+            exponent = g.op("Div", exponent, two)
+            base = g.op("Mul", base, base)
+    return result
+
+
+@onnx_funcify.register(ps.Pow)
+def _pow(op, node, g, base, exponent):
     dtype = out_dtype(node)
-    a, b = cast_all(g, [a, b], dtype)
+    base, exponent = cast_all(g, [base, exponent], dtype)
     if _is_float(dtype):
-        # fmod keeps the dividend's sign; NumPy's remainder takes the divisor's.
-        zero = const(g, 0, dtype)
-        r = g.op("Mod", a, b, fmod=1)
-        adjust = g.op(
-            "And",
-            g.op("Not", g.op("Equal", r, zero)),
-            g.op("Xor", g.op("Less", r, zero), g.op("Less", b, zero)),
-        )
-        return g.op("Where", adjust, g.op("Add", r, b), r)
-    is_zero, safe_b = _safe_divisor(g, b)
-    r = g.op("Mod", a, safe_b, fmod=0)  # integer Mod follows the divisor's sign
-    return g.op("Where", is_zero, const(g, 0, dtype), r)
+        return g.op("Pow", base, exponent)
+    return _int_pow(g, base, exponent)
+
+
+@onnx_funcify.register(ps.Clip)
+def _clip(op, node, g, x, low, high):
+    # PyTensor's Clip: x < low -> low, else x > high -> high, else x. Unlike
+    # ONNX Clip, low > high gives low below low, and a NaN bound never applies.
+    dtype = out_dtype(node)
+    x, low, high = cast_all(g, [x, low, high], dtype)
+    below = _ordered(g, "Less", x, low)
+    above = _ordered(g, "Greater", x, high)
+    return g.op("Where", below, low, g.op("Where", above, high, x))
 
 
 @onnx_funcify.register(ps.Cast)
@@ -215,17 +373,55 @@ def _identity(op, node, g, x):
 
 @onnx_funcify.register(ps.Second)
 def _second(op, node, g, x, y):
-    # fill(x, y): y broadcast to the broadcast shape of x and y.
+    # fill(x, y): y broadcast to the broadcast shape of x and y (Expand
+    # broadcasts y's shape with x's).
     y = g.cast(y, out_dtype(node))
     return g.op("Expand", y, g.op("Shape", x))
 
 
-# Comparisons, logic and selection: small, and produced by PyTensor's own rewrites
-# (e.g. gradients of max), so the Tier-1 graphs need them.
+# Comparisons, logic and selection.
+
+
+def _ordered(g, onnx_op, a, b):
+    """An order comparison of two values of one dtype (ONNX's have no bool)."""
+    if a.dtype == "bool":
+        a, b = cast_all(g, [a, b], "uint8")
+    return g.op(onnx_op, a, b)
+
+
+# For a uint64 value u and a negative signed value s: the result of `u op s`.
+_UNSIGNED_VS_NEGATIVE = {"Less": False, "Greater": True, "LessOrEqual": False, "GreaterOrEqual": True, "Equal": False}
+_MIRRORED = {"Less": "Greater", "Greater": "Less", "LessOrEqual": "GreaterOrEqual", "GreaterOrEqual": "LessOrEqual"}
+
+
+def _compare_uint64_signed(g, onnx_op, a, b):
+    # NumPy compares uint64 with signed integers exactly (loops qQ/Qq); their
+    # common dtype is float64, which would merge values above 2**53. A negative
+    # signed value is below every unsigned one; otherwise both fit in uint64.
+    unsigned_first = a.dtype == "uint64"
+    u, s = (a, b) if unsigned_first else (b, a)
+    s = g.cast(s, "int64")
+    s_negative = g.op("Less", s, const(g, 0, "int64"))
+    s = g.cast(s, "uint64")
+    compared = g.op(onnx_op, u, s) if unsigned_first else g.op(onnx_op, s, u)
+    # Where s < 0 the result is fixed: "u op s" by the table, "s op u" by the
+    # table entry of the mirrored comparison.
+    if not unsigned_first:
+        onnx_op = _MIRRORED.get(onnx_op, onnx_op)
+    if _UNSIGNED_VS_NEGATIVE[onnx_op]:
+        return g.op("Or", s_negative, compared)
+    return g.op("And", g.op("Not", s_negative), compared)
+
+
 def _compare(onnx_op, negate=False):
     def rule(op, node, g, a, b):
-        dtype = np.result_type(a.dtype, b.dtype).name
-        result = g.op(onnx_op, g.cast(a, dtype), g.cast(b, dtype))
+        if {a.dtype, b.dtype} & {"uint64"} and (_is_signed_int(a.dtype) or _is_signed_int(b.dtype)):
+            result = _compare_uint64_signed(g, onnx_op, a, b)
+        else:
+            # NumPy compares in the common dtype of the inputs.
+            dtype = np.result_type(a.dtype, b.dtype).name
+            a, b = cast_all(g, [a, b], dtype)
+            result = g.op(onnx_op, a, b) if onnx_op == "Equal" else _ordered(g, onnx_op, a, b)
         return g.op("Not", result) if negate else result
 
     return rule
@@ -242,17 +438,21 @@ onnx_funcify.register(ps.NEQ)(_compare("Equal", negate=True))
 @onnx_funcify.register(ps.Switch)
 def _switch(op, node, g, cond, a, b):
     dtype = out_dtype(node)
-    cond = g.cast(cond, "bool")
+    cond = g.cast(cond, "bool")  # non-zero (and NaN) is true, as in np.where
     return g.op("Where", cond, g.cast(a, dtype), g.cast(b, dtype))
 
 
 def _bitwise(bool_op, int_op):
     def rule(op, node, g, *inputs):
         dtype = out_dtype(node)
+        if _is_float(dtype):
+            # e.g. int8 & uint64: PyTensor's upcast is float64, where NumPy
+            # (and so PyTensor's own backends) have no bitwise loop either.
+            raise NotImplementedError(f"{type(op).__name__} with output dtype {dtype}: bitwise ops need integers")
         inputs = cast_all(g, inputs, dtype)
-        if dtype == "bool":
-            return _fold(g, bool_op, inputs)
-        return _fold(g, int_op, inputs)
+        # Bitwise* exist from opset 18; the builder raises a clear
+        # NotImplementedError before that.
+        return _fold(g, bool_op if dtype == "bool" else int_op, inputs)
 
     return rule
 
@@ -269,20 +469,16 @@ def _invert(op, node, g, x):
     return g.op("Not", x) if dtype == "bool" else g.op("BitwiseNot", x)
 
 
+def _all_false(g, x):
+    # Integers are never NaN or infinite.
+    return g.op("Expand", const(g, False, "bool"), g.op("Shape", x))
+
+
 @onnx_funcify.register(ps.IsNan)
 def _isnan(op, node, g, x):
-    if not _is_float(x.dtype):
-        return _all_false(g, x)
-    return g.op("IsNaN", x)
+    return g.op("IsNaN", x) if _is_float(x.dtype) else _all_false(g, x)
 
 
 @onnx_funcify.register(ps.IsInf)
 def _isinf(op, node, g, x):
-    if not _is_float(x.dtype):
-        return _all_false(g, x)
-    return g.op("IsInf", x)
-
-
-def _all_false(g, x):
-    # Integers are never NaN or infinite.
-    return g.op("Expand", const(g, False, "bool"), g.op("Shape", x))
+    return g.op("IsInf", x) if _is_float(x.dtype) else _all_false(g, x)

@@ -1,0 +1,107 @@
+"""Softmax and LogSoftmax (dispatch/special.py)."""
+
+import numpy as np
+import pytensor.tensor as pt
+import pytest
+from pytensor.tensor.special import LogSoftmax, Softmax, log_softmax, softmax
+
+from pytensor_onnx.testing import compare_onnx_and_py
+
+OPS = {"softmax": softmax, "log_softmax": log_softmax}
+
+
+def assert_converted(fn, op_class):
+    # The rule itself must have run: the op reaches conversion intact.
+    assert any(isinstance(node.op, op_class) for node in fn.maker.fgraph.apply_nodes)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3, None, (0, 2), (1, 2), (0, 1, 2), (-1, 0)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softmax_axes(name, axis, dtype, rng):
+    x = pt.tensor("x", dtype=dtype, shape=(None, None, None))
+    out = OPS[name](x, axis=axis)
+    fn, _ = compare_onnx_and_py([x], [out], [rng.normal(scale=5, size=(2, 3, 4)).astype(dtype)])
+    assert_converted(fn, Softmax if name == "softmax" else LogSoftmax)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_softmax_infinities_and_nan(name, axis):
+    # -inf entries get probability 0 (log: -inf); an all -inf or a +inf or NaN
+    # slice is NaN throughout (x - max(x) is NaN there), as in PyTensor's graph.
+    inf, nan = np.inf, np.nan
+    values = np.array(
+        [[-inf, 0.0, 1.0, -inf],
+         [-inf, -inf, -inf, -inf],
+         [inf, 1.0, 2.0, 3.0],
+         [nan, 1.0, 2.0, 3.0],
+         [1e300, -1e300, 0.0, 700.0]]
+    )  # fmt: skip
+    x = pt.tensor("x", dtype="float64", shape=(None, None))
+    fn, _ = compare_onnx_and_py([x], [OPS[name](x, axis=axis)], [values])
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_softmax_large_values_stable(name):
+    x = pt.tensor("x", dtype="float32", shape=(None,))
+    compare_onnx_and_py([x], [OPS[name](x, axis=0)], [np.array([1000.0, 999.0, -1000.0, 0.0], "float32")])
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("value", [0.0, -3.0, np.inf, -np.inf, np.nan])
+def test_softmax_zero_d(name, value):
+    # One element normalizes to 1 (log: 0), also ±inf and NaN (PyTensor
+    # rewrites x - max(x) to 0 there).
+    x = pt.tensor("x", dtype="float64", shape=())
+    compare_onnx_and_py([x], [OPS[name](x)], [np.array(value)])
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_softmax_empty_and_size_one(name, axis):
+    x = pt.tensor("x", dtype="float64", shape=(None, None))
+    compare_onnx_and_py([x], [OPS[name](x, axis=axis)], [np.zeros((0, 3))])
+    compare_onnx_and_py([x], [OPS[name](x, axis=axis)], [np.array([[2.0, -1.0, 5.0]])])
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_softmax_opset13(name, axis, rng):
+    x = pt.tensor("x", dtype="float32", shape=(None, None))
+    compare_onnx_and_py([x], [OPS[name](x, axis=axis)], [rng.normal(size=(3, 4)).astype("float32")], opset_version=13)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int64", "uint8", "uint32"])
+def test_softmax_of_ints(dtype, rng):
+    # PyTensor upgrades integer inputs to a float output, after computing
+    # x - max(x) in the integer dtype (so uint8 wraps: NaN where x < max).
+    # (log_softmax of ints is not compared: PyTensor's own Python evaluation
+    # of it never returns, its local_log_sum_exp rewrite loops there.)
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    info = np.iinfo(dtype)
+    values = np.array([[0, 5, 2], [info.min, info.max, 3]], dtype=dtype)
+    compare_onnx_and_py([x], [softmax(x, axis=1), softmax(x, axis=None), softmax(x, axis=0)], [values])
+
+
+@pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.parametrize(
+    "shape, axis, values",
+    [
+        ((None, 1), 1, [[np.inf], [np.nan]]),
+        ((2, 1), (1,), [[-np.inf], [3.0]]),
+        ((1, 1), None, [[np.nan]]),
+        ((1, None), 0, [[np.inf, np.nan, 2.0]]),
+    ],
+)
+def test_softmax_over_static_size_one_axes(name, shape, axis, values):
+    # PyTensor rewrites x - max(x) over size-1 axes to 0: 1 (log: 0), even for inf and NaN.
+    x = pt.tensor("x", dtype="float64", shape=shape)
+    compare_onnx_and_py([x], [OPS[name](x, axis=axis)], [np.array(values)])
+
+
+def test_softmax_gradient_graph(rng):
+    # The gradient graph (softmax and its derivative) runs as well.
+    x = pt.tensor("x", dtype="float64", shape=(None, None))
+    cost = (log_softmax(x, axis=1) * pt.arange(3)).sum()
+    compare_onnx_and_py([x], [pt.grad(cost, x)], [rng.normal(size=(2, 3))])
