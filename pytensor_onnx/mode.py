@@ -11,10 +11,14 @@ from pytensor_onnx.linker import ONNXLinker
 ONNX_REWRITES = RewriteDatabaseQuery(include=["fast_run", "onnx"])
 
 
-def onnx_mode(opset_version=None, session_options=None, providers=None) -> Mode:
-    """A Mode that runs functions on ONNX Runtime with the given settings."""
+def onnx_mode(opset_version=None, session_options=None, providers=None, optimize=True) -> Mode:
+    """A Mode that runs functions on ONNX Runtime with the given settings.
+
+    With ``optimize=False`` PyTensor's graph rewrites are skipped (only the
+    minimal compile rewrites run), so the graph is converted as built.
+    """
     linker = ONNXLinker(opset_version=opset_version, session_options=session_options, providers=providers)
-    return Mode(linker, ONNX_REWRITES)
+    return Mode(linker, ONNX_REWRITES if optimize else None)
 
 
 ONNX = onnx_mode()

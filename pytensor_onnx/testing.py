@@ -58,6 +58,7 @@ def compare_onnx_and_py(
     rtol: float | None = None,
     atol: float | None = None,
     check_export: bool = True,
+    optimize: bool = True,
     onnx_mode_kwargs: dict | None = None,
 ):
     """Run the graph on ONNX Runtime (mode ONNX) and on PyTensor's ``py`` linker; assert equal results.
@@ -65,6 +66,8 @@ def compare_onnx_and_py(
     Also checks the model with ``onnx.checker`` (full check) and, with
     ``check_export``, exports the graph with ``export_onnx`` and checks that
     the exported model gives the same results in a fresh ONNX Runtime session.
+    With ``optimize=False`` PyTensor's rewrites are skipped on the ONNX side,
+    for ops the rewrites would always replace (fill, ViewOp, ...).
 
     Returns
     -------
@@ -77,7 +80,7 @@ def compare_onnx_and_py(
 
     outputs_is_list = isinstance(graph_outputs, list | tuple)
     outputs = list(graph_outputs) if outputs_is_list else [graph_outputs]
-    mode = onnx_mode(opset_version=opset_version, **(onnx_mode_kwargs or {}))
+    mode = onnx_mode(opset_version=opset_version, optimize=optimize, **(onnx_mode_kwargs or {}))
     fn = pytensor.function(list(graph_inputs), outputs, mode=mode, on_unused_input="ignore")
     check_model(fn.maker.linker.onnx_model)
     onnx_results = fn(*test_inputs)
@@ -97,7 +100,7 @@ def compare_onnx_and_py(
     if check_export:
         inputs = [i for i in graph_inputs if not isinstance(i, SharedVariable)]
         kwargs = {} if opset_version is None else {"opset_version": opset_version}
-        model = export_onnx(inputs, outputs, **kwargs)
+        model = export_onnx(inputs, outputs, optimize=optimize, **kwargs)
         check_model(model)
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         feed = {

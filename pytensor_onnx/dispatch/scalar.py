@@ -66,26 +66,10 @@ for _scalar_op, _onnx_op in [
     onnx_funcify.register(_scalar_op)(_binary(_onnx_op))
 
 
-def _extremum(onnx_op, pick_first_if):
-    def rule(op, node, g, *inputs):
-        dtype = out_dtype(node)
-        inputs = cast_all(g, inputs, dtype)
-        if dtype != "int64":
-            # ONNX Runtime's Max/Min propagate NaN from either input, like np.maximum.
-            return _fold(g, onnx_op, inputs)
-        # ONNX Runtime 1.31's int64 Max/Min kernels are wrong on vectors where
-        # two values share their high 32 bits and their low halves straddle
-        # 2**31 (Max([2**31, 2**31], [0, 0]) gives [0, 0]); comparisons are right.
-        result = inputs[0]
-        for v in inputs[1:]:
-            result = g.op("Where", g.op(pick_first_if, result, v), result, v)
-        return result
-
-    return rule
-
-
-onnx_funcify.register(ps.Maximum)(_extremum("Max", "Greater"))
-onnx_funcify.register(ps.Minimum)(_extremum("Min", "Less"))
+# ONNX Runtime's Max/Min propagate NaN from either input, like np.maximum; the
+# builder routes int64 (whose ORT kernels are wrong) through exact comparisons.
+onnx_funcify.register(ps.Maximum)(_binary("Max"))
+onnx_funcify.register(ps.Minimum)(_binary("Min"))
 
 # Float-only ONNX ops: PyTensor upgrades integer inputs to a float output dtype.
 for _scalar_op, _onnx_op in [
