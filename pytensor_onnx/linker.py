@@ -177,12 +177,17 @@ class ONNXLinker(JITLinker):
             def gather_feeds():
                 return {name: cell[0] for name, cell in feeds}
 
+        # ...and returns ScalarType results as NumPy scalars, as PyTensor does.
+        scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
+
         def thunk():
             try:
                 results = run(out_names, gather_feeds(), None)
             except Exception as exc:
                 args = [cell[0] for _, cell in feeds]
                 raise RuntimeError(_describe_failure(exc, self._input_names, args, fgraph)) from exc
+            for i in scalar_outputs:
+                results[i] = results[i][()]
             for cell, value in zip(out_cells, results):
                 cell[0] = value
             return results

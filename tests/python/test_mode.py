@@ -195,3 +195,16 @@ def test_shared_variable_updates_across_calls(rng):
         value = rng.normal(size=3)
         assert_same_result(onnx_fn(value), py_fn(value), label=f"call {step}")
         assert_same_result(onnx_state.get_value(), py_state.get_value(), label=f"state after call {step}")
+
+
+def test_scalar_typed_inputs_and_outputs_behave_as_in_pytensor():
+    import pytensor.scalar as ps
+
+    a = ps.float64("a")
+    b = ps.int32("b")
+    out = a * 2 + b
+    fn = pytensor.function([a, b], out, mode="ONNX")
+    got = fn(1.5, 3)
+    want = pytensor.function([a, b], out, mode=Mode(linker="py", optimizer=None))(1.5, 3)
+    assert type(got) is type(want)  # a NumPy scalar, not a 0-d array
+    assert got == want == 6.0
