@@ -160,37 +160,39 @@ class ONNXLinker(JITLinker):
         out_cells = [storage_map[var] for var in fgraph.outputs]
         out_names = self._output_names
         run = self.session._sess.run
-        # PyTensor holds ScalarType values as NumPy scalars; ONNX Runtime wants 0-d arrays.
-        scalar_feeds = tuple(
-            (name, cell) for (name, cell), var in zip(feeds, fgraph.inputs) if isinstance(var.type, ScalarType)
-        )
-        if scalar_feeds:
-            tensor_feeds = tuple(f for f in feeds if f not in scalar_feeds)
+        # PyTensor holds ScalarType values as NumPy scalars; ONNX Runtime wants
+        # 0-d arrays in, and PyTensor wants NumPy scalars back.
+        scalar_inputs = {name for (name, _), var in zip(feeds, fgraph.inputs) if isinstance(var.type, ScalarType)}
+        scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
+        input_names = self._input_names
 
-            def gather_feeds():
-                feed = {name: cell[0] for name, cell in tensor_feeds}
-                for name, cell in scalar_feeds:
-                    feed[name] = np.asarray(cell[0])
-                return feed
+        def fail(exc):
+            args = [cell[0] for _, cell in feeds]
+            raise RuntimeError(_describe_failure(exc, input_names, args, fgraph)) from exc
+
+        if not scalar_inputs and not scalar_outputs:
+            # The hot path: nothing but the run and the output stores.
+            def thunk():
+                try:
+                    results = run(out_names, {name: cell[0] for name, cell in feeds}, None)
+                except Exception as exc:
+                    fail(exc)
+                for cell, value in zip(out_cells, results):
+                    cell[0] = value
+                return results
         else:
 
-            def gather_feeds():
-                return {name: cell[0] for name, cell in feeds}
-
-        # ...and returns ScalarType results as NumPy scalars, as PyTensor does.
-        scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
-
-        def thunk():
-            try:
-                results = run(out_names, gather_feeds(), None)
-            except Exception as exc:
-                args = [cell[0] for _, cell in feeds]
-                raise RuntimeError(_describe_failure(exc, self._input_names, args, fgraph)) from exc
-            for i in scalar_outputs:
-                results[i] = results[i][()]
-            for cell, value in zip(out_cells, results):
-                cell[0] = value
-            return results
+            def thunk():
+                feed = {name: np.asarray(cell[0]) if name in scalar_inputs else cell[0] for name, cell in feeds}
+                try:
+                    results = run(out_names, feed, None)
+                except Exception as exc:
+                    fail(exc)
+                for i in scalar_outputs:
+                    results[i] = results[i][()]
+                for cell, value in zip(out_cells, results):
+                    cell[0] = value
+                return results
 
         thunk.inputs = [cell for _, cell in feeds]
         thunk.outputs = out_cells
