@@ -20,6 +20,8 @@ from pytensor_onnx import cli, export_onnx, onnx_funcify
 from pytensor_onnx.coverage import coverage_table, ops_markdown, supported_ops
 from pytensor_onnx.testing import PY_MODE, assert_same_result
 
+from helpers import run_model
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -33,11 +35,6 @@ def write_script(tmp_path, body, name="script.py"):
     path = tmp_path / name
     path.write_text(textwrap.dedent(body))
     return path
-
-
-def run_session(path, *values):
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return session.run(None, {i.name: v for i, v in zip(session.get_inputs(), values, strict=True)})
 
 
 # -- coverage ---------------------------------------------------------------------
@@ -292,7 +289,7 @@ def test_cli_export_inputs_outputs(capsys, tmp_path):
     want_fn = pytensor.function([x], pt.special.softmax(pt.dot(x, np.arange(6.0).reshape(3, 2)), axis=-1),
                                 mode=PY_MODE)
     value = np.random.default_rng(0).normal(size=(4, 3))
-    (got,) = run_session(out_path, value)
+    (got,) = run_model(out_path, value)
     assert_same_result(got, want_fn(value))
 
 
@@ -318,7 +315,7 @@ def test_cli_export_function_with_options(capsys, tmp_path):
     model = onnx.load(out_path)
     assert model.opset_import[0].version == 15 and model.graph.name == "scaled"
     value = np.linspace(-1, 1, 300)
-    (got,) = run_session(out_path, value)
+    (got,) = run_model(out_path, value)
     assert_same_result(got, np.exp(value) * 3.0)
     assert str(tmp_path) not in sys.path
 

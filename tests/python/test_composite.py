@@ -1,7 +1,6 @@
 """Composite (fused elemwise) ops, as PyTensor's fusion rewrite builds them."""
 
 import numpy as np
-import onnxruntime as ort
 import pytensor
 import pytensor.scalar as ps
 import pytensor.tensor as pt
@@ -12,6 +11,8 @@ from pytensor.tensor.elemwise import Elemwise
 import pytensor_onnx
 from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
 
+from helpers import run_model
+
 FUSING_MODE = Mode(linker="py", optimizer="fast_run")  # fast_run fuses elemwise chains into Composite
 
 
@@ -20,11 +21,6 @@ def _has_composite(fn):
         isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, ps.Composite)
         for node in fn.maker.fgraph.apply_nodes
     )
-
-
-def _run_exported(model, values):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {i.name: v for i, v in zip(session.get_inputs(), values)})
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -38,7 +34,7 @@ def test_exported_fused_function_matches_pytensor(dtype, rng):
     yv = rng.normal(size=4).astype(dtype)
     model = pytensor_onnx.export_function_onnx(fn)
     check_model(model)
-    [got] = _run_exported(model, [xv, yv])
+    [got] = run_model(model, xv, yv)
     want = pytensor.function([x, y], out, mode=PY_MODE)(xv, yv)
     assert_same_result(got, want)
 

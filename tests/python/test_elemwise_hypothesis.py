@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from pytensor_onnx.testing import compare_onnx_and_py
 
-DTYPES = ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
+from helpers import ALL_DTYPES
 
 BINARY = {
     "add": lambda a, b: a + b,
@@ -101,7 +101,7 @@ def accepts(fn, *variables):
 @SETTINGS
 @given(
     name=st.sampled_from(sorted(BINARY)),
-    dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
+    dtypes=st.tuples(st.sampled_from(ALL_DTYPES), st.sampled_from(ALL_DTYPES)),
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3),
     opset=st.sampled_from([13, 18]),
     data=st.data(),
@@ -133,7 +133,7 @@ def without_python_rounding_bugs(values):
 @SETTINGS
 @given(
     name=st.sampled_from(sorted(UNARY)),
-    dtype=st.sampled_from(DTYPES),
+    dtype=st.sampled_from(ALL_DTYPES),
     shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
     opset=st.sampled_from([13, 18]),
     data=st.data(),
@@ -159,7 +159,7 @@ def test_unary_elemwise(name, dtype, shape, opset, data):
 
 @SETTINGS
 @given(
-    dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
+    dtypes=st.tuples(st.sampled_from(ALL_DTYPES), st.sampled_from(ALL_DTYPES), st.sampled_from(ALL_DTYPES)),
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=3),
     data=st.data(),
 )
@@ -191,7 +191,7 @@ def dimshuffles(draw):
 
 
 @SETTINGS
-@given(case=dimshuffles(), dtype=st.sampled_from(DTYPES), data=st.data())
+@given(case=dimshuffles(), dtype=st.sampled_from(ALL_DTYPES), data=st.data())
 def test_dimshuffle(case, dtype, data):
     shape, order = case
     x = tensor_for("x", dtype, shape)

@@ -1,6 +1,5 @@
 """export_onnx and export_function_onnx: the model they write and what it computes."""
 
-import os
 import shutil
 
 import numpy as np
@@ -15,14 +14,7 @@ import pytensor_onnx
 from pytensor_onnx import _core, export_function_onnx, export_onnx
 from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
 
-
-def run_model(model_or_path, *values):
-    """Run a model (ModelProto or path) on ONNX Runtime, feeding ``values`` in input order."""
-    source = model_or_path if isinstance(model_or_path, str | os.PathLike) else model_or_path.SerializeToString()
-    session = ort.InferenceSession(os.fspath(source) if isinstance(source, os.PathLike) else source,
-                                   providers=["CPUExecutionProvider"])
-    feed = {graph_input.name: value for graph_input, value in zip(session.get_inputs(), values, strict=True)}
-    return session.run(None, feed)
+from helpers import run_model
 
 
 def py_results(inputs, outputs, *values):

@@ -1,40 +1,22 @@
 """Reductions (Sum, Prod, Max, Min, All, Any, ProdWithoutZeros), Argmax, and Dot."""
 
+from functools import partial
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.math import Argmax, Dot, Max, Prod, ProdWithoutZeros, Sum
 
-from pytensor_onnx.testing import PY_MODE, compare_onnx_and_py
+from pytensor_onnx.testing import compare_onnx_and_py
 
-OPSETS = [13, 15, 17, 18, 26]
-INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-ALL_DTYPES = ["float64", "float32", *INT_DTYPES, "bool"]
+from helpers import ALL_DTYPES, INT_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types
+from helpers import sample as _sample
+
 AXES = [None, 0, -1, (0, 2), (-1, -3), (2, 0, 1)]
 
-
-def sample(rng, shape, dtype, low=-100, high=100):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith("float"):
-        return rng.uniform(low, high, size=shape).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(max(info.min, low), min(info.max, high), size=shape, endpoint=True).astype(dtype)
-
-
-def op_types(fn):
-    return {type(node.op) for node in fn.maker.fgraph.apply_nodes}
-
-
-def compare_raises(inputs, outputs, values, py_error, py_match):
-    """ONNX mode must fail at run time where PyTensor's Python implementation raises."""
-    fn = pytensor.function(inputs, outputs, mode="ONNX")
-    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
-        fn(*values)
-    py_fn = pytensor.function(inputs, outputs, mode=PY_MODE)
-    with pytest.raises(py_error, match=py_match):
-        py_fn(*values)
+# Floats here are uniform over [low, high), like the integers, not normal (some tests narrow the range).
+sample = partial(_sample, floats="uniform")
 
 
 # --- CAReduce ---------------------------------------------------------------------------
@@ -455,5 +437,5 @@ def test_sum_rule_uses_matmul_for_integers_only(rng):
     values = [sample(rng, (2, 3), "int64"), rng.normal(size=(2, 3))]
     fn, _ = compare_onnx_and_py([x, f], [x.sum(axis=0), f.sum(axis=0)], values)
     assert Sum in op_types(fn)
-    node_types = [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
+    node_types = onnx_op_types(fn)
     assert "MatMul" in node_types and "ReduceSum" in node_types

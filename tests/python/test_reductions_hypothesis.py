@@ -15,9 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 from pytensor_onnx.testing import PY_MODE, compare_onnx_and_py
 
-FLOATS = ["float64", "float32"]
-INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-DTYPES = FLOATS + INTS + ["bool"]
+from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES
 SPECIALS = [np.nan, np.inf, -np.inf]
 
 pytestmark = pytest.mark.filterwarnings("ignore:(invalid value|overflow) encountered:RuntimeWarning")
@@ -65,7 +63,7 @@ def elements(dtype, kind):
     below 2**53)."""
     if dtype == "bool":
         return st.booleans()
-    if dtype in FLOATS:
+    if dtype in FLOAT_DTYPES:
         width = 32 if dtype == "float32" else 64
         if kind == "any":
             finite = st.floats(allow_nan=False, allow_infinity=False, width=width)
@@ -101,20 +99,20 @@ def check(build, dtype, case, data, kind, raises_on_empty=False, low=None):
 
 
 @SETTINGS
-@given(dtype=st.sampled_from(DTYPES), case=shapes_and_axes(), data=st.data())
+@given(dtype=st.sampled_from(ALL_DTYPES), case=shapes_and_axes(), data=st.data())
 def test_sum(dtype, case, data):
     check(lambda x, axis, keepdims: pt.sum(x, axis=axis, keepdims=keepdims), dtype, case, data, "exact")
 
 
 @SETTINGS
-@given(dtype=st.sampled_from(DTYPES), case=shapes_and_axes(max_side=3), data=st.data())
+@given(dtype=st.sampled_from(ALL_DTYPES), case=shapes_and_axes(max_side=3), data=st.data())
 def test_prod(dtype, case, data):
     check(lambda x, axis, keepdims: pt.prod(x, axis=axis, keepdims=keepdims), dtype, case, data, "small")
 
 
 @SETTINGS
 @given(
-    dtype=st.sampled_from(DTYPES),
+    dtype=st.sampled_from(ALL_DTYPES),
     reduction=st.sampled_from(["max", "min"]),
     case=shapes_and_axes(),
     data=st.data(),
@@ -122,14 +120,14 @@ def test_prod(dtype, case, data):
 def test_max_min(dtype, reduction, case, data):
     # pt.min of signed ints is -max(-x), which wraps at the type's minimum in
     # PyTensor's own graph (the ONNX mode's rewrites make it a real min).
-    low = np.iinfo(dtype).min + 1 if reduction == "min" and dtype in INTS and not dtype.startswith("u") else None
+    low = np.iinfo(dtype).min + 1 if reduction == "min" and dtype in INT_DTYPES and not dtype.startswith("u") else None
     build = getattr(pt, reduction)
     check(lambda x, axis, keepdims: build(x, axis=axis, keepdims=keepdims), dtype, case, data, "any", True, low)
 
 
 @SETTINGS
 @given(
-    dtype=st.sampled_from(DTYPES),
+    dtype=st.sampled_from(ALL_DTYPES),
     reduction=st.sampled_from(["all", "any"]),
     case=shapes_and_axes(),
     data=st.data(),
@@ -141,13 +139,13 @@ def test_all_any(dtype, reduction, case, data):
 
 @SETTINGS
 @given(
-    dtype=st.sampled_from(DTYPES),
+    dtype=st.sampled_from(ALL_DTYPES),
     reduction=st.sampled_from(["argmax", "argmin"]),
     case=shapes_and_axes(),
     data=st.data(),
 )
 def test_argmax_argmin(dtype, reduction, case, data):
     # pt.argmin of signed ints is argmax(-x): keep the type's minimum out (see test_max_min).
-    low = np.iinfo(dtype).min + 1 if reduction == "argmin" and dtype in INTS and not dtype.startswith("u") else None
+    low = np.iinfo(dtype).min + 1 if reduction == "argmin" and dtype in INT_DTYPES and not dtype.startswith("u") else None
     build = getattr(pt, reduction)
     check(lambda x, axis, keepdims: build(x, axis=axis, keepdims=keepdims), dtype, case, data, "any", True, low)

@@ -14,18 +14,14 @@ import pytest
 
 from pytensor_onnx.testing import compare_onnx_and_py
 
-FLOATS = ["float32", "float64"]
-SIGNED = ["int8", "int16", "int32", "int64"]
-UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
-INTS = SIGNED + UNSIGNED
-ALL_DTYPES = FLOATS + INTS + ["bool"]
+from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, SIGNED_INT_DTYPES
 
 
 def edge_values(dtype):
     """Values where NumPy and ONNX are most likely to disagree."""
     if dtype == "bool":
         return np.array([False, True])
-    if dtype in FLOATS:
+    if dtype in FLOAT_DTYPES:
         return np.array(
             [-np.inf, -1e30, -7.5, -7.0, -2.5, -2.0, -1.5, -1.0, -0.5, -0.0, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0,
              2.5, 3.0, 7.5, 1e30, np.inf, np.nan],
@@ -132,7 +128,7 @@ def test_bool_arithmetic_dtypes():
     np.testing.assert_array_equal(results[0], [False, True, True, True])
 
 
-@pytest.mark.parametrize("dtype", SIGNED)
+@pytest.mark.parametrize("dtype", SIGNED_INT_DTYPES)
 def test_int_div_and_mod_at_the_limits(dtype):
     # INT_MIN // -1 and INT_MIN % -1 trap (SIGFPE) in ONNX Runtime's int32/int64
     # Div and Mod; x // 0 and x % 0 raise there. NumPy gives INT_MIN (wrapped),
@@ -164,7 +160,7 @@ def test_float_int_div_and_mod_inf_and_zero():
 
 
 def pow_cases():
-    cases = [pytest.param(d, d, id=f"{d}-{d}") for d in INTS + FLOATS + ["bool"]]
+    cases = [pytest.param(d, d, id=f"{d}-{d}") for d in INT_DTYPES + FLOAT_DTYPES + ["bool"]]
     mixed = [("int8", "float32"), ("uint8", "int8"), ("int32", "int64"), ("float32", "int64")]
     cases += [pytest.param(a, b, id=f"{a}-{b}") for a, b in mixed]
     return cases
@@ -174,7 +170,7 @@ def pow_cases():
 def test_pow(base_dtype, exponent_dtype):
     # ONNX Runtime's integer Pow goes through double and saturates; NumPy wraps.
     base = edge_values(base_dtype)
-    if exponent_dtype in FLOATS:
+    if exponent_dtype in FLOAT_DTYPES:
         exponents = edge_values(exponent_dtype)
     elif exponent_dtype == "bool":
         exponents = np.array([False, True])
@@ -274,7 +270,7 @@ def round_half_up(value):
         return float(Decimal(float(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP)) or np.copysign(0.0, value)
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_round_half_away_from_zero_is_exact(dtype):
     # Reference: exact decimal rounding, which is C's round() and PyTensor's C
     # backend. PyTensor's Python implementation computes floor(x + 0.5), which
@@ -363,7 +359,7 @@ def test_maximum_minimum_int64_same_high_word():
     np.testing.assert_array_equal(high[:2], [2**31, 2**32 - 2])
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_sigmoid_tails(dtype):
     # ONNX Runtime's Sigmoid kernel returns 0 (float32: garbage) below about -20,
     # where expit is still tiny but positive.
@@ -373,7 +369,7 @@ def test_sigmoid_tails(dtype):
     assert result[4] > 0
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_maximum_minimum_nan_either_side(dtype):
     a = np.array([np.nan, 1.0, np.nan, -np.inf, np.inf, -0.0], dtype=dtype)
     b = np.array([1.0, np.nan, np.nan, np.nan, 3.0, 0.0], dtype=dtype)
@@ -383,7 +379,7 @@ def test_maximum_minimum_nan_either_side(dtype):
 
 
 @pytest.mark.parametrize("name", ["and", "or", "xor"])
-@pytest.mark.parametrize("dtype", INTS + ["bool"])
+@pytest.mark.parametrize("dtype", INT_DTYPES + ["bool"])
 def test_bitwise_binary(name, dtype):
     op = {"and": pt.bitwise_and, "or": pt.bitwise_or, "xor": pt.bitwise_xor}[name]
     a, b = vector(dtype, "a"), vector(dtype, "b")
@@ -448,7 +444,7 @@ def test_switch_opset13_and_broadcasting():
     compare_onnx_and_py([cond, a, b], [pt.switch(cond, a, b)], values, opset_version=13)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + ["int8", "uint8", "int64", "uint64"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + ["int8", "uint8", "int64", "uint64"])
 def test_clip(dtype):
     # PyTensor's clip: below low -> low, else above high -> high; with low > high
     # that gives low below low and high elsewhere (ONNX Clip gives high).
@@ -490,7 +486,7 @@ def test_cast(source, target):
     # non-zero is True. Only values the target holds: PyTensor's Python Cast
     # raises OverflowError for the others (and float -> int is undefined in C).
     values = CAST_SOURCES[source]
-    if target in INTS:
+    if target in INT_DTYPES:
         info = np.iinfo(target)
         values = np.array([v for v in values if info.min <= int(v) <= info.max], dtype=source)
     x = vector(source)

@@ -2,7 +2,6 @@
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
@@ -10,11 +9,7 @@ import pytest
 from pytensor_onnx import export_function_onnx, export_onnx
 from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
 
-
-def run_model(model, *values):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    feed = {i.name: v for i, v in zip(session.get_inputs(), values, strict=True)}
-    return session.run(None, feed)
+from helpers import run_model
 
 
 def twin_functions(make):

@@ -4,7 +4,6 @@ PyTensor's Python implementation (NumPy indexing).
 """
 
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.subtensor import (
@@ -17,39 +16,9 @@ from pytensor.tensor.subtensor import (
     advanced_inc_subtensor,
 )
 
-import pytensor_onnx.mode
-from pytensor_onnx.testing import PY_MODE, compare_onnx_and_py
+from pytensor_onnx.testing import compare_onnx_and_py
 
-OPSETS = [13, 15, 17, 18, 26]
-INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-ALL_DTYPES = ["float64", "float32", *INT_DTYPES, "bool"]
-
-
-def sample(rng, shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith("float"):
-        return rng.normal(size=shape).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(max(info.min, -100), min(info.max, 100), size=shape, endpoint=True).astype(dtype)
-
-
-def op_types(fn):
-    return {type(node.op) for node in fn.maker.fgraph.apply_nodes}
-
-
-def onnx_op_types(fn):
-    return {node.op_type for node in fn.maker.linker.onnx_model.graph.node}
-
-
-def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=None):
-    """ONNX mode must fail at run time where PyTensor's Python implementation raises."""
-    fn = pytensor.function(inputs, outputs, mode=pytensor_onnx.mode.onnx_mode(opset_version=opset_version))
-    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
-        fn(*values)
-    py_fn = pytensor.function(inputs, outputs, mode=PY_MODE)
-    with pytest.raises(py_error, match=py_match):
-        py_fn(*values)
+from helpers import ALL_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types, sample
 
 
 def tensor3(dtype="float64", name="x"):

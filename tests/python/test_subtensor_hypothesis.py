@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from pytensor_onnx.testing import compare_onnx_and_py
 
+from helpers import sample
+
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 INT64_LIMITS = [2**63 - 1, -(2**63)]
@@ -51,14 +53,6 @@ def symbolic_indices(indices, runtime):
     return symbolic, inputs, values
 
 
-def sample(rng, shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith("float"):
-        return rng.normal(size=shape).astype(dtype)
-    return rng.integers(-50, 50, size=shape).astype(dtype)
-
-
 @SETTINGS
 @given(case=shapes_and_indices(), runtime=st.booleans(), dtype=st.sampled_from(["float64", "int32", "bool"]))
 def test_basic_indexing_matches_numpy(case, runtime, dtype):
@@ -66,7 +60,7 @@ def test_basic_indexing_matches_numpy(case, runtime, dtype):
     rng = np.random.default_rng(0)
     x = pt.tensor("x", dtype=dtype, shape=(None,) * len(shape))
     symbolic, inputs, values = symbolic_indices(indices, runtime)
-    compare_onnx_and_py([x, *inputs], [x[symbolic]], [sample(rng, shape, dtype), *values], check_export=False)
+    compare_onnx_and_py([x, *inputs], [x[symbolic]], [sample(rng, shape, dtype, low=-50, high=49), *values], check_export=False)
 
 
 @SETTINGS
@@ -135,7 +129,11 @@ def test_advanced_inc_subtensor1_accumulates_like_add_at(data, n_rows, opset, dt
     x = pt.tensor("x", dtype=dtype, shape=(None, None))
     y = pt.tensor("y", dtype=dtype, shape=(None, None))
     v = pt.lvector("v")
-    values = [sample(rng, (n_rows, 3), dtype), sample(rng, (index.size, 3), dtype), index]
+    values = [
+        sample(rng, (n_rows, 3), dtype, low=-50, high=49),
+        sample(rng, (index.size, 3), dtype, low=-50, high=49),
+        index,
+    ]
     compare_onnx_and_py([x, y, v], [pt.inc_subtensor(x[v], y), pt.set_subtensor(x[v], y)], values, opset_version=opset, check_export=False)
 
 

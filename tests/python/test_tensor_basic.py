@@ -2,35 +2,19 @@
 ScalarFromTensor, second/fill, zeros/ones/full(_like), tri/tril/triu."""
 
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.basic import Alloc, AllocEmpty, ARange, Eye, ScalarFromTensor, TensorFromScalar
 
-from pytensor_onnx.testing import PY_MODE, compare_onnx_and_py
+from pytensor_onnx.testing import compare_onnx_and_py
 
-OPSETS = [13, 15, 17, 18, 26]
-DTYPES = ["float64", "float32", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
-
-
-def op_types(fn):
-    return {type(node.op) for node in fn.maker.fgraph.apply_nodes}
-
-
-def compare_raises(inputs, outputs, values, py_error, py_match):
-    """ONNX mode must fail at run time where PyTensor's Python implementation raises."""
-    fn = pytensor.function(inputs, outputs, mode="ONNX")
-    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
-        fn(*values)
-    py_fn = pytensor.function(inputs, outputs, mode=PY_MODE)
-    with pytest.raises(py_error, match=py_match):
-        py_fn(*values)
+from helpers import ALL_DTYPES, OPSETS, compare_raises, op_types
 
 
 # --- Alloc ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_alloc_scalar_value_runtime_shape(dtype):
     value = pt.scalar("value", dtype=dtype)
     n = pt.scalar("n", dtype="int64")
@@ -76,7 +60,7 @@ def test_alloc_negative_size_raises():
     compare_raises([value, n], pt.alloc(value, n, 2), [1.0, -1], ValueError, "negative dimensions")
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_alloc_empty(dtype):
     n = pt.scalar("n", dtype="int64")
     outputs = [pt.empty((n, 3), dtype=dtype), pt.empty((), dtype=dtype), pt.empty((2, 0, n), dtype=dtype)]
@@ -205,7 +189,7 @@ def test_arange_nan_bound_raises():
 # --- Eye, tri, tril, triu -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_eye_dtypes(dtype):
     n = pt.scalar("n", dtype="int64")
     fn, _ = compare_onnx_and_py([n], [pt.eye(n, dtype=dtype), pt.eye(3, 4, 1, dtype=dtype)], [3])

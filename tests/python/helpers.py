@@ -1,0 +1,79 @@
+"""Helpers shared by the test modules: ``from helpers import ...``.
+
+This directory has no ``__init__.py``, so pytest's default import mode
+(prepend) puts it on ``sys.path`` and the test modules find this file as the
+top-level module ``helpers``. (Fixtures live in conftest.py.)
+"""
+
+import os
+
+import numpy as np
+import onnxruntime as ort
+import pytensor
+import pytest
+
+from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.testing import PY_MODE
+
+#: The opsets the across-opsets tests run at.
+OPSETS = [13, 15, 17, 18, 26]
+
+FLOAT_DTYPES = ["float64", "float32"]
+SIGNED_INT_DTYPES = ["int8", "int16", "int32", "int64"]
+UNSIGNED_INT_DTYPES = ["uint8", "uint16", "uint32", "uint64"]
+INT_DTYPES = [*SIGNED_INT_DTYPES, *UNSIGNED_INT_DTYPES]
+ALL_DTYPES = [*FLOAT_DTYPES, *INT_DTYPES, "bool"]
+
+
+def sample(rng, shape, dtype, low=-100, high=100, *, floats="normal", scale=1.0):
+    """Random values of ``dtype`` and ``shape`` (negatives included where the dtype has them).
+
+    - bool: True or False with equal odds;
+    - integers: uniform over ``[low, high]`` (both ends included), clipped
+      to the dtype's range, so small bounds keep sums and products clear of
+      overflow;
+    - floats: ``floats="normal"`` draws from a normal distribution of
+      standard deviation ``scale``; ``floats="uniform"`` draws uniformly
+      from ``[low, high)``.
+    """
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("float"):
+        if floats == "uniform":
+            return rng.uniform(low, high, size=shape).astype(dtype)
+        if floats != "normal":
+            raise ValueError(f"floats must be 'normal' or 'uniform', got {floats!r}")
+        return rng.normal(scale=scale, size=shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, low), min(info.max, high), size=shape, endpoint=True).astype(dtype)
+
+
+def op_types(fn):
+    """The PyTensor Op classes in a compiled function's graph (after rewrites)."""
+    return {type(node.op) for node in fn.maker.fgraph.apply_nodes}
+
+
+def onnx_op_types(fn):
+    """The ONNX node types of an ONNX-mode function's model, in graph order."""
+    return [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
+
+
+def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=None):
+    """ONNX mode must fail at run time where PyTensor's Python implementation raises."""
+    fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=opset_version))
+    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
+        fn(*values)
+    py_fn = pytensor.function(inputs, outputs, mode=PY_MODE)
+    with pytest.raises(py_error, match=py_match):
+        py_fn(*values)
+
+
+def run_model(model_or_path, *values):
+    """Run a model (ModelProto or path) on ONNX Runtime, feeding ``values`` in input order."""
+    if isinstance(model_or_path, str | os.PathLike):
+        source = os.fspath(model_or_path)
+    else:
+        source = model_or_path.SerializeToString()
+    session = ort.InferenceSession(source, providers=["CPUExecutionProvider"])
+    feed = {graph_input.name: value for graph_input, value in zip(session.get_inputs(), values, strict=True)}
+    return session.run(None, feed)
