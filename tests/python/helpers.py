@@ -8,6 +8,7 @@ top-level module ``helpers``. (Fixtures live in conftest.py.)
 import os
 
 import numpy as np
+import pytensor.tensor as pt
 import onnxruntime as ort
 import pytensor
 import pytest
@@ -77,3 +78,31 @@ def run_model(model_or_path, *values):
     session = ort.InferenceSession(source, providers=["CPUExecutionProvider"])
     feed = {graph_input.name: value for graph_input, value in zip(session.get_inputs(), values, strict=True)}
     return session.run(None, feed)
+
+
+# Unary element-wise ops every elemwise test file runs over all dtypes.
+UNARY_ELEMWISE = {
+    "neg": lambda x: -x,
+    "abs": pt.abs,
+    "sign": pt.sign,
+    "exp": pt.exp,
+    "log": pt.log,
+    "sqrt": pt.sqrt,
+    "floor": pt.floor,
+    "ceil": pt.ceil,
+    "trunc": pt.trunc,
+    "round_half_to_even": lambda x: pt.round(x, mode="half_to_even"),
+    "round_half_away_from_zero": lambda x: pt.round(x, mode="half_away_from_zero"),
+    "sqr": pt.sqr,
+    "reciprocal": pt.reciprocal,
+    "sigmoid": pt.sigmoid,
+    "tanh": pt.tanh,
+    "sin": pt.sin,
+    "cos": pt.cos,
+    "log2": pt.log2,
+    "log10": pt.log10,
+    "exp2": pt.exp2,
+    "isnan": pt.isnan,
+    "isinf": pt.isinf,
+    "invert": lambda x: ~x,
+}

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from pytensor_onnx.testing import compare_onnx_and_py
 
-from helpers import ALL_DTYPES
+from helpers import ALL_DTYPES, UNARY_ELEMWISE
 
 BINARY = {
     "add": lambda a, b: a + b,
@@ -36,29 +36,7 @@ BINARY = {
 }
 
 UNARY = {
-    "neg": lambda x: -x,
-    "abs": pt.abs,
-    "sign": pt.sign,
-    "exp": pt.exp,
-    "log": pt.log,
-    "sqrt": pt.sqrt,
-    "floor": pt.floor,
-    "ceil": pt.ceil,
-    "trunc": pt.trunc,
-    "round_half_to_even": lambda x: pt.round(x, mode="half_to_even"),
-    "round_half_away_from_zero": lambda x: pt.round(x, mode="half_away_from_zero"),
-    "sqr": pt.sqr,
-    "reciprocal": pt.reciprocal,
-    "sigmoid": pt.sigmoid,
-    "tanh": pt.tanh,
-    "sin": pt.sin,
-    "cos": pt.cos,
-    "log2": pt.log2,
-    "log10": pt.log10,
-    "exp2": pt.exp2,
-    "isnan": pt.isnan,
-    "isinf": pt.isinf,
-    "invert": lambda x: ~x,
+    **UNARY_ELEMWISE,
     "cast_float32": lambda x: pt.cast(x, "float32"),
     "cast_int16": lambda x: pt.cast(x, "int16"),
     "cast_bool": lambda x: pt.cast(x, "bool"),

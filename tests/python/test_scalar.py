@@ -14,7 +14,7 @@ import pytest
 
 from pytensor_onnx.testing import compare_onnx_and_py
 
-from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, SIGNED_INT_DTYPES
+from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, SIGNED_INT_DTYPES, UNARY_ELEMWISE
 
 
 def edge_values(dtype):
@@ -200,29 +200,7 @@ def test_pow_opset13(dtype):
 
 
 UNARY_OPS = {
-    "neg": lambda x: -x,
-    "abs": pt.abs,
-    "sign": pt.sign,
-    "exp": pt.exp,
-    "log": pt.log,
-    "sqrt": pt.sqrt,
-    "floor": pt.floor,
-    "ceil": pt.ceil,
-    "trunc": pt.trunc,
-    "round_half_to_even": lambda x: pt.round(x, mode="half_to_even"),
-    "round_half_away_from_zero": lambda x: pt.round(x, mode="half_away_from_zero"),
-    "sqr": pt.sqr,
-    "reciprocal": pt.reciprocal,
-    "sigmoid": pt.sigmoid,
-    "tanh": pt.tanh,
-    "sin": pt.sin,
-    "cos": pt.cos,
-    "log2": pt.log2,
-    "log10": pt.log10,
-    "exp2": pt.exp2,
-    "isnan": pt.isnan,
-    "isinf": pt.isinf,
-    "invert": lambda x: ~x,
+    **UNARY_ELEMWISE,
     "tensor_copy": pt.tensor_copy,
 }
 
