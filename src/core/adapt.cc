@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "errors.h"
+#include "recipes/recipes.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -131,6 +132,7 @@ void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Va
 std::optional<std::vector<Value*>> build_recipe(GraphBuilder& g, const std::string& op_type,
                                                 const std::vector<Value*>& inputs, const Attributes& attrs,
                                                 size_t /*n_outputs*/) {
+  if (auto replaced = recipes::replacing(g, op_type, inputs, attrs)) return replaced;
   if (op_type == "Trilu" && g.opset() < 14) return trilu_recipe(g, inputs, attrs);
   if (op_type == "Shape" && g.opset() < 15 && (attrs.has("start") || attrs.has("end"))) {
     return shape_slice_recipe(g, inputs, attrs);

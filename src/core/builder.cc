@@ -92,8 +92,13 @@ Value* GraphBuilder::cast(Value* value, DType dtype) {
   return emit("Cast", {value}, {{"to", static_cast<int64_t>(dtype)}}, 1)[0];
 }
 
-void GraphBuilder::output(Value* value, const std::string& name) {
-  if (!value) throw BuildError("output '" + name + "' has no value");
+void GraphBuilder::output(Value* value, const std::string& requested_name) {
+  if (!value) throw BuildError("output '" + requested_name + "' has no value");
+  // A subgraph's outputs are internal (If/Loop match them by position):
+  // their names only need to be unique in the tree.
+  const std::string name = graph_->parent() && graph_->name_taken(requested_name) && value->name != requested_name
+                               ? graph_->unique_name(requested_name)
+                               : requested_name;
   const bool needs_identity = value->is_graph_input || value->constant || value->producer == nullptr ||
                               graph_->is_output(value);
   if (needs_identity) value = emit("Identity", {value}, {}, 1)[0];

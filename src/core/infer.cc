@@ -4,6 +4,7 @@
 #include <cmath>
 #include <climits>
 #include <numeric>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "errors.h"
@@ -195,6 +196,65 @@ std::vector<Dim> normalize_slice_dims(const std::vector<Dim>& in, const Node& no
   return out;
 }
 
+// Einsum: each letter takes its operand dim; the "..." dims of all operands
+// broadcast (aligned right). Unknown when the equation has no "->" output.
+Shape einsum_shape(const Node& node) {
+  const auto equation = node.attrs.find("equation");
+  if (!equation || !std::holds_alternative<std::string>(*equation)) return std::nullopt;
+  std::string eq;
+  for (char c : std::get<std::string>(*equation)) {
+    if (c != ' ') eq += c;
+  }
+  const size_t arrow = eq.find("->");
+  if (arrow == std::string::npos) return std::nullopt;
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = eq.find(',', start);
+    terms.push_back(eq.substr(start, std::min(comma, arrow) - start));
+    if (comma == std::string::npos || comma > arrow) break;
+    start = comma + 1;
+  }
+  if (terms.size() != node.inputs.size()) return std::nullopt;
+  std::unordered_map<char, Dim> letters;
+  Shape ellipsis = std::vector<Dim>{};
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Value* v = node.inputs[i];
+    if (!v || !v->shape) return std::nullopt;
+    const std::string& term = terms[i];
+    const size_t dots = term.find("...");
+    const size_t n_letters = term.size() - (dots == std::string::npos ? 0 : 3);
+    if (v->shape->size() < n_letters) return std::nullopt;
+    const size_t n_ellipsis = v->shape->size() - n_letters;
+    size_t dim = 0;
+    for (size_t k = 0; k < term.size(); ++k) {
+      if (k == dots) {
+        ellipsis = broadcast_shapes(
+            ellipsis, std::vector<Dim>(v->shape->begin() + dim, v->shape->begin() + dim + n_ellipsis));
+        dim += n_ellipsis;
+        k += 2;
+        continue;
+      }
+      const Dim d = (*v->shape)[dim++];
+      auto [it, inserted] = letters.emplace(term[k], d);
+      if (!inserted) it->second = broadcast_dim(it->second, d);
+    }
+  }
+  std::vector<Dim> out;
+  const std::string rhs = eq.substr(arrow + 2);
+  for (size_t k = 0; k < rhs.size(); ++k) {
+    if (rhs.compare(k, 3, "...") == 0) {
+      if (!ellipsis) return std::nullopt;
+      out.insert(out.end(), ellipsis->begin(), ellipsis->end());
+      k += 2;
+      continue;
+    }
+    auto it = letters.find(rhs[k]);
+    if (it == letters.end()) return std::nullopt;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 void infer_shapes(Node& node) {
   const std::string& op = node.op_type;
   Value* x = node.input(0);
@@ -228,6 +288,10 @@ void infer_shapes(Node& node) {
   if (op == "ArgMax" || op == "ArgMin") {
     y->shape = reduce_shape(in, std::vector<int64_t>{node.attrs.get_int("axis", 0)},
                             node.attrs.get_int("keepdims", 1) != 0, false, node);
+    return;
+  }
+  if (op == "Einsum") {
+    y->shape = einsum_shape(node);
     return;
   }
   if (op == "MatMul") {

@@ -6,22 +6,26 @@
 
 namespace pytensor_onnx {
 
-Graph::Graph(std::string name, Graph* parent) : name_(std::move(name)), parent_(parent) {}
+Graph::Graph(std::string name, Graph* parent)
+    : name_(std::move(name)),
+      parent_(parent),
+      tree_names_(parent ? parent->tree_names_ : std::make_shared<std::unordered_set<std::string>>()) {}
+
+bool Graph::owns(const Value* value) const {
+  auto it = names_.find(value->name);
+  return it != names_.end() && it->second == value;
+}
 
 Value* Graph::new_value(const std::string& name) {
   values_.push_back(std::make_unique<Value>());
   Value* v = values_.back().get();
   v->name = name;
   names_[name] = v;
+  tree_names_->insert(name);
   return v;
 }
 
-bool Graph::name_taken(const std::string& name) const {
-  for (const Graph* g = this; g != nullptr; g = g->parent_) {
-    if (g->names_.count(name)) return true;
-  }
-  return false;
-}
+bool Graph::name_taken(const std::string& name) const { return tree_names_->count(name) > 0; }
 
 Value* Graph::find_value(const std::string& name) const {
   auto it = names_.find(name);
@@ -43,15 +47,23 @@ void Graph::rename(Value* value, const std::string& new_name) {
   if (value->name == new_name) return;
   if (name_taken(new_name)) throw BuildError("the name '" + new_name + "' is already used in the graph");
   names_.erase(value->name);
+  tree_names_->erase(value->name);  // names are unique in the tree: the old one is free now
   value->name = new_name;
   names_[new_name] = value;
+  tree_names_->insert(new_name);
 }
 
 Value* Graph::add_input(const std::string& name, DType dtype, Shape shape) {
   if (name.empty()) throw BuildError("graph inputs need a name");
+  // A subgraph's inputs are internal: their names only need to be unique.
+  if (parent_) return add_input_named(unique_name(name), dtype, std::move(shape));
   if (name_taken(name)) {
     throw BuildError("two graph inputs are both named '" + name + "'; input names must be unique");
   }
+  return add_input_named(name, dtype, std::move(shape));
+}
+
+Value* Graph::add_input_named(const std::string& name, DType dtype, Shape shape) {
   Value* v = new_value(name);
   v->dtype = dtype;
   v->shape = std::move(shape);
@@ -146,20 +158,23 @@ bool Graph::has_users(const Value* value) const {
 }
 
 std::unordered_set<std::string> Graph::names_read_by_subgraphs() const {
-  // For a subgraph itself: every name its nodes read, plus what its own subgraphs read.
   std::unordered_set<std::string> names;
   for (const auto& node : nodes_) {
     for (const Value* in : node->inputs) {
-      if (in) names.insert(in->name);
+      if (in && !owns(in)) names.insert(in->name);
     }
     for (const auto& attr : node->attrs.items()) {
       if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) {
-        auto inner = (*sub)->names_read_by_subgraphs();
-        names.insert(inner.begin(), inner.end());
+        // What a nested subgraph reads from this graph is not read from ours.
+        for (const std::string& name : (*sub)->names_read_by_subgraphs()) {
+          if (!find_value(name)) names.insert(name);
+        }
       }
     }
   }
-  for (const Value* out : outputs_) names.insert(out->name);
+  for (const Value* out : outputs_) {
+    if (!owns(out)) names.insert(out->name);
+  }
   return names;
 }
 

@@ -82,7 +82,8 @@ class Graph {
   bool is_output(const Value* value) const;
   // Users include graph outputs and reads by name from subgraphs (If/Loop bodies).
   bool has_users(const Value* value) const;
-  // Names that nodes of subgraphs (at any depth) read.
+  // For a subgraph: the names of enclosing-graph values it (or a subgraph of
+  // it, at any depth) reads.
   std::unordered_set<std::string> names_read_by_subgraphs() const;
 
   // A name not yet used in this graph or its ancestors: "<hint>" or "<hint>_<n>".
@@ -90,10 +91,13 @@ class Graph {
   bool name_taken(const std::string& name) const;
   // The value of this graph with that name, or null.
   Value* find_value(const std::string& name) const;
+  // Whether `value` is one of this graph's own (not an enclosing graph's).
+  bool owns(const Value* value) const;
   void rename(Value* value, const std::string& new_name);
 
  private:
   Value* new_value(const std::string& name);
+  Value* add_input_named(const std::string& name, DType dtype, Shape shape);
 
   std::string name_;
   Graph* parent_;
@@ -104,6 +108,10 @@ class Graph {
   std::vector<Value*> outputs_;
   std::unordered_map<std::string, int64_t> name_counters_;
   std::unordered_map<std::string, Value*> names_;
+  // Every value name used in this graph's tree (root and all subgraphs,
+  // shared): ONNX needs names unique across a graph and its subgraphs, and a
+  // subgraph's reads of outer values go by name, so no two may collide.
+  std::shared_ptr<std::unordered_set<std::string>> tree_names_;
   std::unordered_map<std::string, int64_t> node_name_counters_;
   size_t nodes_with_subgraphs_ = 0;  // lets has_users skip the subgraph scan
 };

@@ -38,9 +38,14 @@ std::vector<DType> floats_and(std::initializer_list<DType> more) {
 const std::vector<DType> kAllNumeric = {D::Float16, D::Float32, D::Float64, D::Int8,   D::Int16,  D::Int32,
                                         D::Int64,   D::UInt8,   D::UInt16,  D::UInt32, D::UInt64};
 
-// Facts from running ONNX Runtime 1.31's CPU provider on every dtype
-// (tools/probe_ort_kernels.py; tests/python/test_kernel_table.py re-checks
-// this table against the installed runtime).
+// Facts from running ONNX Runtime's CPU provider on every dtype
+// (tools/probe_ort_kernels.py). Exported models must load on every runtime
+// in the supported range, so the table lists what the oldest supported
+// runtime (1.21) has; newer ones gained kernels (int8/uint8 Max/Min, int8/
+// int16/uint8 TopK, int32 Trilu, int8/uint32 Where, uint16 BitShift), which
+// only cost a cast here (bench/kernel_table_cost.py).
+// tests/python/test_kernel_table.py re-checks the table against the
+// installed runtime: exact on the oldest, a subset on newer ones.
 const std::unordered_map<std::string, KernelEntry>& kernel_table() {
   static const std::unordered_map<std::string, KernelEntry> table = [] {
     std::unordered_map<std::string, KernelEntry> t;
@@ -48,12 +53,13 @@ const std::unordered_map<std::string, KernelEntry>& kernel_table() {
     for (const char* op : {"Add", "Sub", "Mul"}) t[op] = {{{13, arith13}, {14, kAllNumeric}}, {}, {}, Fidelity::kBits};
     t["Div"] = {{{13, arith13}, {14, kAllNumeric}}, {}, {}, Fidelity::kValue};
     t["Neg"] = {{{13, floats_and({D::Int8, D::Int16, D::Int32, D::Int64})}}, {}, {}, Fidelity::kBits};
-    const auto minmax = floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32, D::UInt64});
+    const auto minmax = floats_and({D::Int32, D::Int64, D::UInt32, D::UInt64});
     t["Max"] = {{{13, minmax}}, {}, {}, Fidelity::kOrdered};
     t["Min"] = {{{13, minmax}}, {}, {}, Fidelity::kOrdered};
-    t["Clip"] = {{{13, minmax}}, {}, {0}, Fidelity::kOrdered};
+    t["Clip"] = {{{13, floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32, D::UInt64})}}, {}, {0},
+                 Fidelity::kOrdered};
     t["Pow"] = {{{13, floats_and({D::Int32, D::Int64})}}, {0}, {0}, Fidelity::kBits};
-    t["Where"] = {{{13, floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32})}}, {1, 2}, {0}, Fidelity::kBits};
+    t["Where"] = {{{13, floats_and({D::Int32, D::Int64, D::UInt8})}}, {1, 2}, {0}, Fidelity::kBits};
     const auto reduce = floats_and({D::Int32, D::Int64});
     for (const char* op : {"ReduceSum", "ReduceProd", "ReduceSumSquare"}) t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kBits};
     for (const char* op : {"ReduceMean", "ReduceLogSumExp"}) t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kValue};
@@ -72,11 +78,11 @@ const std::unordered_map<std::string, KernelEntry>& kernel_table() {
     t["Gemm"] = {{{13, kFloats}}, {0, 1, 2}, {}, Fidelity::kValue};
     t["Einsum"] = {{{13, reduce}}, {}, {}, Fidelity::kBits};
     t["CumSum"] = {{{13, {D::Float32, D::Float64, D::Int32, D::Int64}}, {14, reduce}}, {0}, {0}, Fidelity::kBits};
-    t["Trilu"] = {{{14, floats_and({D::Int32, D::Int64, D::Bool})}}, {0}, {0}, Fidelity::kBits};
+    t["Trilu"] = {{{14, floats_and({D::Int64, D::Bool})}}, {0}, {0}, Fidelity::kBits};
     t["Range"] = {{{13, {D::Float32, D::Float64, D::Int16, D::Int32, D::Int64}}}, {}, {}, Fidelity::kValue};
     t["Unique"] = {{{13, floats_and({D::Int8, D::Int64})}}, {0}, {0}, Fidelity::kOrdered};
     t["NonZero"] = {{{13, {D::Float16, D::Float32, D::Int32, D::Int64, D::UInt8, D::Bool}}}, {0}, {}, Fidelity::kTruth, false};
-    t["TopK"] = {{{13, floats_and({D::Int8, D::Int16, D::Int32, D::Int64, D::UInt8})}}, {0}, {0}, Fidelity::kOrdered};
+    t["TopK"] = {{{13, floats_and({D::Int32, D::Int64})}}, {0}, {0}, Fidelity::kOrdered};
     t["Pad"] = {{{13, floats_and({D::Int8, D::Int32, D::Int64, D::UInt8, D::UInt32, D::UInt64, D::Bool})}}, {0, 2}, {0}, Fidelity::kBits};
     t["BitShift"] = {{{13, {D::UInt8, D::UInt32, D::UInt64}}}, {}, {}, Fidelity::kBits};
     t["Sum"] = {{{13, kFloats}}, {}, {}, Fidelity::kValue};
@@ -204,12 +210,63 @@ std::vector<Value*> int64_minmax_recipe(GraphBuilder& g, const std::string& op_t
   return {x};
 }
 
+// The value `v` is the last-two-axes transpose of, if it is one (seen
+// through Identity nodes, which ONNX Runtime removes before fusing).
+Value* untransposed(Value* v) {
+  while (v->producer && v->producer->op_type == "Identity" && v->producer->domain.empty()) v = v->producer->inputs[0];
+  const Node* node = v->producer;
+  if (!node || node->op_type != "Transpose" || !node->domain.empty() || !v->shape) return nullptr;
+  const auto perm = node->attrs.get_ints("perm");
+  const size_t rank = v->shape->size();
+  if (!perm || perm->size() != rank || rank < 2) return nullptr;
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t want = i + 2 < rank ? i : (i == rank - 2 ? rank - 1 : rank - 2);
+    if ((*perm)[i] != static_cast<int64_t>(want)) return nullptr;
+  }
+  return node->inputs[0];
+}
+
+// ONNX Runtime before 1.26 fuses a Transpose that feeds a MatMul into its
+// com.microsoft FusedMatMul, which has no float64 kernel: the session fails
+// to load (onnxruntime issues #10151, #28136). A float64 product of a
+// transposed operand reads the untransposed value instead: Gemm with
+// transA/transB for matrices, Einsum otherwise.
+std::optional<std::vector<Value*>> float64_matmul_of_transposed(GraphBuilder& g, const std::vector<Value*>& inputs) {
+  if (inputs.size() != 2 || !inputs[0] || !inputs[1] || inputs[0]->dtype != DType::Float64) return std::nullopt;
+  Value* a = inputs[0];
+  Value* b = inputs[1];
+  // ONNX Runtime folds the transpose of a constant before fusing: leave those.
+  auto transposed_from = [](Value* v) -> Value* {
+    Value* source = untransposed(v);
+    return source && !source->constant ? source : nullptr;
+  };
+  Value* a_source = transposed_from(a);
+  Value* b_source = transposed_from(b);
+  if (!a_source && !b_source) return std::nullopt;
+  if (!a->shape || !b->shape) return std::nullopt;
+  const size_t rank_a = a->shape->size(), rank_b = b->shape->size();
+  if (rank_a == 2 && rank_b == 2) {
+    return g.emit("Gemm", {a_source ? a_source : a, b_source ? b_source : b},
+                  {{"transA", int64_t{a_source ? 1 : 0}}, {"transB", int64_t{b_source ? 1 : 0}}}, 1);
+  }
+  // a: i by j (..., batched), b: j by k.
+  std::string lhs = rank_a == 1 ? "j" : (a_source ? "...ji" : "...ij");
+  std::string rhs = rank_b == 1 ? "j" : (b_source ? "...kj" : "...jk");
+  std::string out = (rank_a > 1 || rank_b > 1 ? std::string("...") : std::string()) + (rank_a > 1 ? "i" : "") +
+                    (rank_b > 1 ? "k" : "");
+  return g.emit("Einsum", {a_source ? a_source : a, b_source ? b_source : b}, {{"equation", lhs + "," + rhs + "->" + out}},
+                1);
+}
+
 }  // namespace
 
 std::vector<Value*> emit_on_kernel(GraphBuilder& g, const std::string& op_type, const std::vector<Value*>& inputs,
                                    const Attributes& attrs, size_t n_outputs) {
   if (has_wrong_int64_kernel(op_type) && !inputs.empty() && inputs[0] && inputs[0]->dtype == DType::Int64) {
     return int64_minmax_recipe(g, op_type, inputs, attrs);
+  }
+  if (op_type == "MatMul") {
+    if (auto product = float64_matmul_of_transposed(g, inputs)) return *product;
   }
   return g.emit(op_type, inputs, attrs, n_outputs);
 }

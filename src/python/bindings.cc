@@ -70,7 +70,15 @@ bool is_int_like(nb::handle h) {
   return PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr()));
 }
 
+bool is_nd_array(nb::handle h) {
+  // NumPy arrays of rank >= 1 also pass the index and float checks when they
+  // hold one element: they are tensors, never scalars.
+  if (!nb::hasattr(h, "__array_interface__") || !nb::hasattr(h, "ndim")) return false;
+  return nb::cast<int64_t>(h.attr("ndim")) > 0;
+}
+
 AttrValue attribute_from_python(const std::string& name, nb::handle h) {
+  if (is_nd_array(h)) return tensor_from_array(h);
   if (PyBool_Check(h.ptr()) || is_int_like(h)) return static_cast<int64_t>(nb::cast<int64_t>(nb::int_(h)));
   if (PyFloat_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
     if (!nb::isinstance<nb::str>(h) && !nb::hasattr(h, "shape")) return PyFloat_AsDouble(h.ptr());

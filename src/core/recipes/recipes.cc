@@ -1,0 +1,15 @@
+#include "recipes.h"
+
+namespace pytensor_onnx::recipes {
+
+std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string& op_type,
+                                             const std::vector<Value*>& inputs, const Attributes& /*attrs*/) {
+  const bool float64 = !inputs.empty() && inputs[0] && inputs[0]->dtype == DType::Float64;
+  // ONNX Runtime before 1.25 has no float64 Cos kernel, and its float64 Sin
+  // loses all relative accuracy near multiples of pi (sin(fl(pi)) = 0).
+  if (float64 && op_type == "Sin") return std::vector<Value*>{sin_float64(g, inputs[0])};
+  if (float64 && op_type == "Cos") return std::vector<Value*>{cos_float64(g, inputs[0])};
+  return std::nullopt;
+}
+
+}  // namespace pytensor_onnx::recipes

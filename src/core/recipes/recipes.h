@@ -1,0 +1,26 @@
+// Recipes: what standard ONNX or ONNX Runtime's kernels lack, built only
+// from standard ops (so models stay portable to ONNX Runtime Web and
+// mobile). One source file per family (trig.cc, ...), one function per
+// recipe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "builder.h"
+
+namespace pytensor_onnx::recipes {
+
+// The recipe the builder uses for `op_type` on `inputs` instead of the ONNX
+// op itself (a kernel is missing for the dtype, or computes it less
+// accurately than PyTensor needs); nullopt when the op needs none.
+std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string& op_type,
+                                             const std::vector<Value*>& inputs, const Attributes& attrs);
+
+// trig.cc: sin and cos of a float64 value, accurate to a few ulp over the
+// whole range (relative accuracy near their zeros included).
+Value* sin_float64(GraphBuilder& g, Value* x);
+Value* cos_float64(GraphBuilder& g, Value* x);
+
+}  // namespace pytensor_onnx::recipes

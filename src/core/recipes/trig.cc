@@ -1,0 +1,98 @@
+// sin and cos in float64 from ONNX Runtime's Sin kernel on a reduced
+// argument.
+//
+// x = n * pi/2 + r with |r| <= pi/4: n = round(x * 2/pi), and r is x minus
+// n times pi/2 split into 26-bit pieces, so each product n * piece is exact
+// for |n| < 2^27 and r keeps its relative accuracy even when x is close to a
+// multiple of pi/2 (where sin or cos is close to zero). The Sin kernel is
+// accurate on |r| <= pi/4; cos(r) = 1 - 2 sin(r/2)^2 has no cancellation
+// there (the result is above 0.7). The quadrant n mod 4 picks the sign and
+// which of the two to use.
+//
+// Beyond |x| = 2e8 the reduction would lose exactness: there sin uses the
+// kernel directly (accurate at large arguments), and cos = sin(2x) / (2 sin x)
+// where |sin x| >= 1/2, else 1 - 2 sin(x/2)^2 (no cancellation when
+// |cos x| > 0.86). NaN and +-inf give NaN.
+#include <vector>
+
+#include "recipes.h"
+
+namespace pytensor_onnx::recipes {
+namespace {
+
+constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+// pi/2 = sum of these, each of the first four with 26 significant bits.
+constexpr double kPiOver2Parts[] = {0x1.921fb50000000p+0, 0x1.110b460000000p-26, 0x1.1a62630000000p-54,
+                                    0x1.8a2e030000000p-81, 0x1.c1cd129024e09p-107};
+// |x| below this has |n| < 2^27, where the reduction is exact.
+constexpr double kReductionLimit = 2e8;
+// Above this 2x overflows.
+constexpr double kDoublingLimit = 0x1p+1022;
+
+struct F64 {
+  GraphBuilder& g;
+  Value* c(double v) const { return g.scalar(DType::Float64, v); }
+  Value* op(const char* type, std::vector<Value*> inputs) const { return g.op1(type, std::move(inputs)); }
+  Value* add(Value* a, Value* b) const { return op("Add", {a, b}); }
+  Value* sub(Value* a, Value* b) const { return op("Sub", {a, b}); }
+  Value* mul(Value* a, Value* b) const { return op("Mul", {a, b}); }
+  Value* where(Value* cond, Value* a, Value* b) const { return op("Where", {cond, a, b}); }
+  // The kernel itself: emitted as is, never replaced by a recipe again.
+  Value* sin_kernel(Value* x) const { return g.emit("Sin", {x}, {}, 1)[0]; }
+  // 1 - 2 sin(x/2)^2
+  Value* cos_by_half_angle(Value* x) const {
+    Value* h = sin_kernel(mul(x, c(0.5)));
+    return sub(c(1.0), mul(c(2.0), mul(h, h)));
+  }
+};
+
+struct Reduced {
+  Value* sin_r;   // sin(r)
+  Value* cos_r;   // cos(r)
+  Value* odd;     // n mod 4 is 1 or 3
+  Value* upper;   // n mod 4 is 2 or 3
+};
+
+Reduced reduce(const F64& f, Value* x) {
+  Value* n = f.op("Round", {f.mul(x, f.c(kTwoOverPi))});
+  Value* r = x;
+  for (double part : kPiOver2Parts) r = f.sub(r, f.mul(n, f.c(part)));
+  // n mod 4 and n mod 2 of an integer-valued double (exact below 2^53).
+  Value* q = f.sub(n, f.mul(f.c(4.0), f.op("Floor", {f.mul(n, f.c(0.25))})));
+  Value* parity = f.sub(q, f.mul(f.c(2.0), f.op("Floor", {f.mul(q, f.c(0.5))})));
+  return {f.sin_kernel(r), f.cos_by_half_angle(r), f.op("Equal", {parity, f.c(1.0)}),
+          f.op("GreaterOrEqual", {q, f.c(2.0)})};
+}
+
+Value* small(const F64& f, Value* x) { return f.op("LessOrEqual", {f.op("Abs", {x}), f.c(kReductionLimit)}); }
+
+}  // namespace
+
+Value* sin_float64(GraphBuilder& g, Value* x) {
+  const F64 f{g};
+  const Reduced red = reduce(f, x);
+  // sin(r + n pi/2): sin r, cos r, -sin r, -cos r for n mod 4 = 0..3.
+  Value* magnitude = f.where(red.odd, red.cos_r, red.sin_r);
+  Value* reduced = f.where(red.upper, f.op("Neg", {magnitude}), magnitude);
+  return f.where(small(f, x), reduced, f.sin_kernel(x));
+}
+
+Value* cos_float64(GraphBuilder& g, Value* x) {
+  const F64 f{g};
+  const Reduced red = reduce(f, x);
+  // cos(r + n pi/2): cos r, -sin r, -cos r, sin r for n mod 4 = 0..3.
+  Value* magnitude = f.where(red.odd, red.sin_r, red.cos_r);
+  Value* reduced = f.where(f.op("Xor", {red.odd, red.upper}), f.op("Neg", {magnitude}), magnitude);
+
+  Value* sin_x = f.sin_kernel(x);
+  Value* half_angle = f.cos_by_half_angle(x);
+  Value* doubled = f.op("Div", {f.sin_kernel(f.mul(x, f.c(2.0))), f.mul(f.c(2.0), sin_x)});
+  Value* abs_x = f.op("Abs", {x});
+  Value* use_doubling = f.op("And", {f.op("GreaterOrEqual", {f.op("Abs", {sin_x}), f.c(0.5)}),
+                                     f.op("Less", {abs_x, f.c(kDoublingLimit)})});
+  Value* large = f.where(use_doubling, doubled, half_angle);
+  // +-inf and NaN: sin_x is NaN, and so is the half-angle form.
+  return f.where(small(f, x), reduced, large);
+}
+
+}  // namespace pytensor_onnx::recipes
