@@ -13,6 +13,7 @@ import pytensor_onnx.dispatch.scalar
 import pytensor_onnx.dispatch.composite
 import pytensor_onnx.dispatch.elemwise
 import pytensor_onnx.dispatch.math
+import pytensor_onnx.dispatch.blas
 import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape
 import pytensor_onnx.dispatch.subtensor

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import singledispatch
 
 import numpy as np
+from pytensor.compile.builders import OpFromGraph
 from pytensor.compile.ops import DeepCopyOp, TypeCastingOp
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant, Variable
@@ -193,7 +194,14 @@ def _lookup(g, env, var):
     raise ValueError(f"Variable {var} is neither a graph input, a constant, nor computed by a node")
 
 
+def _is_static_type(var) -> bool:
+    """Whether ``var`` holds a static Python value (a slice, None) rather than a tensor."""
+    return not isinstance(var.type, TensorType | ScalarType)
+
+
 def _as_output_list(result, node):
+    if len(node.outputs) == 1 and _is_static_type(node.outputs[0]):
+        return [result]
     if isinstance(result, _core.Value):
         outs = [result]
     elif isinstance(result, Sequence):
@@ -206,6 +214,8 @@ def _as_output_list(result, node):
 
 
 def _check_output(node, var, value, check_shapes=True):
+    if _is_static_type(var):
+        return
     if not isinstance(value, _core.Value):
         raise TypeError(f"The ONNX rule for {node.op} returned {value!r} for output {var}, not a Value")
     expected = onnx_dtype(var)
@@ -234,3 +244,15 @@ def _check_output(node, var, value, check_shapes=True):
 def _identity_like(op, node, g, x, *rest):
     # Values are immutable in ONNX; copies and views are the value itself.
     return x
+
+
+@onnx_funcify.register(OpFromGraph)
+def _op_from_graph(op, node, g, *inputs):
+    # The inner graph is converted in place (inlined): its inputs line up with
+    # the node's (shared variables it reads are explicit inputs on every
+    # supported PyTensor line). Subclasses with a rule of their own (Softmax,
+    # ...) use that rule instead.
+    inner = op.fgraph
+    env = dict(zip(inner.inputs, inputs, strict=True))
+    convert_nodes(inner.toposort(), g, env)
+    return [_lookup(g, env, out) for out in inner.outputs]

@@ -25,6 +25,8 @@ from pytensor.tensor.math import Argmax, Dot, MulWithoutZeros
 
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
 
+INT64_MAX = int(np.iinfo(np.int64).max)
+
 
 def _is_integer(dtype):
     return dtype.startswith(("int", "uint"))
@@ -143,6 +145,65 @@ def integer_sum(g, x, axes):
     return g.cast(x, dtype)
 
 
+def _halve_by_multiplying(g, x):
+    """Products of neighbouring pairs along the last axis (an odd length is padded with a 1).
+
+    Strided slices rather than a Reshape to (..., n/2, 2): ONNX Runtime's
+    reshape fusion rewrites such targets with a -1, which fails on tensors
+    with an empty axis.
+    """
+    last = x.rank - 1
+    length = g.op("Gather", g.op("Shape", x), const(g, last, "int64"), axis=0)
+    odd = g.op("Mod", length, const(g, 2, "int64"))
+    pads = g.op("Concat", const(g, [0] * (2 * x.rank - 1), "int64"), g.op("Unsqueeze", odd, axes=[0]), axis=0)
+    padded = g.op("Pad", x, pads, const(g, 1, x.dtype))
+    end, axis, step = const(g, [INT64_MAX], "int64"), const(g, [last], "int64"), const(g, [2], "int64")
+    first = g.op("Slice", padded, const(g, [0], "int64"), end, axis, step)
+    second = g.op("Slice", padded, const(g, [1], "int64"), end, axis, step)
+    return g.op("Mul", first, second)
+
+
+def _product_along_last_axis(g, x):
+    """The product over the last axis (removed): ceil(log2(n)) halvings,
+    unrolled when n is known, else in a Loop."""
+    last = x.rank - 1
+    length = x.shape[last] if x.shape is not None else None
+    # Append a 1: the same product, and never an empty axis (empty products are 1).
+    ones_shape = g.op("Concat", g.op("Slice", g.op("Shape", x), const(g, [0], "int64"), const(g, [last], "int64")),
+                      const(g, [1], "int64"), axis=0)
+    x = g.op("Concat", x, g.op("Expand", const(g, 1, x.dtype), ones_shape), axis=last)
+    if isinstance(length, int):
+        for _ in range(length.bit_length()):  # 2**steps >= length + 1
+            x = _halve_by_multiplying(g, x)
+    else:
+        body = g.subgraph("halving_product")
+        body.input("iteration", "int64", [])
+        body.input("condition", "bool", [])
+        halved = _halve_by_multiplying(body, body.input("partial", x.dtype, [None] * x.rank))
+        halved_length = body.op("Gather", body.op("Shape", halved), const(body, last, "int64"), axis=0)
+        body.output(body.op("Greater", halved_length, const(body, 1, "int64")), "more")
+        body.output(halved, "halved")
+        more = g.op("Greater", g.op("Gather", g.op("Shape", x), const(g, last, "int64"), axis=0), const(g, 1, "int64"))
+        # 64 halvings reduce any length an int64 can count.
+        x = g.op("Loop", const(g, 64, "int64"), more, x, body=body)
+    return g.op("Squeeze", x, axes=[last])
+
+
+def integer_product(g, x, axes):
+    """Product of an integer tensor over ``axes``, wrapping on overflow like NumPy.
+
+    ONNX Runtime's ReduceProd multiplies integers in double in some releases
+    (rounded past 2**53, saturated where NumPy wraps) and exactly in others;
+    Mul wraps in every one. Each reduced axis is moved last and halved by
+    multiplying neighbouring pairs until one element is left.
+    """
+    dtype = x.dtype
+    x = g.cast(x, _signed_twin(dtype))
+    for axis in sorted(axes, reverse=True):
+        x = _product_along_last_axis(g, _move_axes_last(g, x, [axis]))
+    return g.cast(x, dtype)
+
+
 def _product_without_zeros(g, x, axes):
     # MulWithoutZeros skips zeros; its identity is 0, so an empty or all-zero
     # set gives 0.
@@ -191,10 +252,16 @@ def reduce_with_scalar_op(op, node, g, x):
 
     if onnx_op == "ReduceSum" and _is_integer(acc_dtype):
         result = integer_sum(g, x, axes)
+    elif onnx_op == "ReduceProd" and _is_integer(acc_dtype):
+        result = integer_product(g, x, axes)
     elif onnx_op == "ProductWithoutZeros":
         result = _product_without_zeros(g, x, axes)
     elif onnx_op == "Parity":
         result = _parity(g, x, axes)
+    elif isinstance(op.scalar_op, ps.AND):
+        # all(x) = not any(not x): ONNX Runtime 1.21's ReduceMin of an empty
+        # set gives False, where the identity of `all` is True.
+        result = g.op("Not", reduce(g, "ReduceMax", g.op("Not", x), axes))
     else:
         result = reduce(g, onnx_op, x, axes)
         if isinstance(op.scalar_op, ps.Maximum | ps.Minimum) and may_be_empty(static_shape, axes):

@@ -16,6 +16,7 @@ from pytensor.tensor.basic import Join, MakeVector, Split
 from pytensor.tensor.reshape import JoinDims, SplitDims
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 
+from pytensor_onnx.compat import join_axis_and_tensors, split_operands
 from pytensor_onnx.dispatch.basic import onnx_funcify
 
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -114,8 +115,11 @@ def guard(g, ok, value):
 
 def guarded(g, ok, x):
     """``x`` itself, computed only if ``ok`` holds everywhere (see ``guard``)."""
-    # Reshape to its own shape: 0 entries copy the input dim, so this is the identity.
-    return g.op("Reshape", x, guard(g, ok, g.op("Shape", x)))
+    # Where(true, x, x) is the identity and keeps x's static shape. (A Reshape
+    # to x's own guarded shape would be too, but ONNX Runtime 1.21's reshape
+    # fusion crashes on it.)
+    true = g.cast(guard(g, ok, int64_const(g, 1)), "bool")
+    return g.op("Where", true, x, x)
 
 
 def _is_copy_of_input_dim(piece_var, x_var, position) -> bool:
@@ -292,33 +296,74 @@ def _make_vector(op, node, g, *scalars):
     return pieces[0] if len(pieces) == 1 else g.op("Concat", *pieces, axis=0)
 
 
-def _static_axis(op, node, axis, ndim: int) -> int:
+def _static_axis(op, node, axis, ndim: int) -> int | None:
+    """The axis as a non-negative int, or None when it is known only at run time."""
     value = static_int(axis)
     if value is None:
-        raise NotImplementedError(
-            f"{op} with an axis computed at run time cannot be converted to ONNX "
-            f"(node: {node}): ONNX needs the axis when the model is built. "
-            "Pass the axis as a Python int or a constant."
-        )
+        return None
     if not -ndim <= value < ndim:
         raise ValueError(f"{op}: axis {value} is out of range for {ndim}-d tensors (node: {node})")
     return value % ndim
 
 
+def switch_on_axis(g, axis, ndim: int, branch, n_outputs: int = 1):
+    """``branch(builder, a)`` for the axis ``a`` that the int scalar Value ``axis`` holds at run time.
+
+    ONNX ops take their axis when the model is built, so each possible axis
+    gets its own If branch (in ``[-ndim, ndim)``; others stop the run with an
+    index error, where NumPy raises AxisError). ``branch`` returns a list of
+    ``n_outputs`` Values built with the given builder.
+    """
+    axis = g.cast(axis, "int64")
+    in_range = g.op(
+        "And",
+        g.op("GreaterOrEqual", axis, int64_const(g, -ndim)),
+        g.op("Less", axis, int64_const(g, ndim)),
+    )
+    axis = guard(g, in_range, g.op("Mod", axis, int64_const(g, ndim)))
+
+    def chain(builder, first: int):
+        if first == ndim - 1:
+            return branch(builder, first)
+        then_graph = builder.subgraph(f"axis_{first}")
+        for i, value in enumerate(branch(then_graph, first)):
+            then_graph.output(value, f"axis_{first}_out{i}")
+        else_graph = builder.subgraph(f"axis_after_{first}")
+        for i, value in enumerate(chain(else_graph, first + 1)):
+            else_graph.output(value, f"axis_after_{first}_out{i}")
+        is_first = builder.op("Equal", axis, int64_const(builder, first))
+        outs = builder.op("If", is_first, then_branch=then_graph, else_branch=else_graph, outputs=n_outputs)
+        return [outs] if n_outputs == 1 else list(outs)
+
+    return chain(g, 0)
+
+
 @onnx_funcify.register(Join)
-def _join(op, node, g, axis, *tensors):
+def _join(op, node, g, *inputs):
+    axis, tensors = join_axis_and_tensors(op, inputs)
+    ndim = node.outputs[0].type.ndim
+    static_axis = _static_axis(op, node, axis, ndim)
     dtype = node.outputs[0].type.dtype
     tensors = [g.cast(t, dtype) for t in tensors]
     if len(tensors) == 1:
         return tensors[0]
-    ndim = node.outputs[0].type.ndim
-    return g.op("Concat", *tensors, axis=_static_axis(op, node, axis, ndim))
+    if static_axis is None:
+        return switch_on_axis(g, axis, ndim, lambda b, a: [b.op("Concat", *tensors, axis=a)])[0]
+    return g.op("Concat", *tensors, axis=static_axis)
 
 
 @onnx_funcify.register(Split)
-def _split(op, node, g, x, axis, splits):
+def _split(op, node, g, *inputs):
+    x, axis, splits = split_operands(op, inputs)
     ndim = node.inputs[0].type.ndim
-    axis = _static_axis(op, node, axis, ndim)
+    static_axis = _static_axis(op, node, axis, ndim)
     splits = g.cast(splits, "int64")
-    outputs = g.op("Split", x, splits, axis=axis, outputs=op.len_splits)
-    return [outputs] if op.len_splits == 1 else list(outputs)
+    n = op.len_splits
+
+    def split(b, a):
+        outputs = b.op("Split", x, splits, axis=a, outputs=n)
+        return [outputs] if n == 1 else list(outputs)
+
+    if static_axis is None:
+        return switch_on_axis(g, axis, ndim, split, n_outputs=n)
+    return split(g, static_axis)

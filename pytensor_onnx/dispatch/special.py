@@ -1,29 +1,33 @@
 """Softmax and LogSoftmax.
 
-PyTensor defines both by their graph, ``x - max(x)`` then ``exp`` and a sum,
-and evaluates that graph after its rewrites; the rules follow it step by step.
+PyTensor defines both by their graph, ``x - max(x)`` then ``exp`` and a sum;
+the rules follow it step by step, so a slice holding +inf or NaN is NaN
+throughout (``inf - inf``), single elements included, as PyTensor's Python
+implementation gives. On PyTensor 2.38 LogSoftmax's Python implementation is
+SciPy's, which shifts by the maximum only where it is finite (a slice with
++inf gives ``[nan, -inf, ...]``); the rule follows that there
+(``compat.LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX``).
 """
 
+import numpy as np
 from pytensor.tensor.special import LogSoftmax, Softmax
 
-from pytensor_onnx.dispatch.basic import const, onnx_funcify
+from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, softmax_axes
+from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.math import reduce
-
-
-def _axes(op, ndim):
-    return list(range(ndim)) if op.axis is None else [a % ndim for a in op.axis]
 
 
 def _rule(log):
     def rule(op, node, g, x):
         dtype = node.outputs[0].type.dtype
-        static_shape = node.inputs[0].type.shape
-        axes = _axes(op, x.rank)
-        if all(static_shape[axis] == 1 for axis in axes):
-            # Normalizing single elements (0-d included): PyTensor's rewrites
-            # turn x - max(x) into 0, so the result is 1 (log: 0) even for
-            # NaN and ±inf.
-            return g.op("Expand", const(g, 0 if log else 1, dtype), g.op("Shape", x))
+        if not dtype.startswith("float"):
+            # PyTensor 2.38 types softmax of integers as integers, which its
+            # own C code refuses ("not a float"); there is no right answer.
+            raise NotImplementedError(
+                f"{type(op).__name__} with output dtype {dtype} (node: {node}): the result is a probability, "
+                "which an integer cannot hold. Cast the input to a float dtype first."
+            )
+        axes = softmax_axes(op, x.rank)
         if not log and len(axes) == 1 and x.dtype == dtype:
             return g.op("Softmax", x, axis=axes[0])
         # Over several axes ONNX has no single op. ONNX Runtime's LogSoftmax
@@ -39,6 +43,8 @@ def _rule(log):
             highest = g.op("ReduceMax", x, axes=axes, keepdims=1)
         else:
             highest = reduce(g, "ReduceMax", x, axes, keepdims=True)
+        if log and LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX and highest.dtype.startswith("float"):
+            highest = g.op("Where", g.op("IsInf", highest), g.const(np.zeros((), dtype=highest.dtype)), highest)
         shifted = g.cast(g.op("Sub", x, highest), dtype)
         exp = g.op("Exp", shifted)
         total = g.op("ReduceSum", exp, axes=axes, keepdims=1)

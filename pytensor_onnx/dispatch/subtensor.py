@@ -22,16 +22,10 @@ scatters whole rows directly where it can.)
 from __future__ import annotations
 
 import numpy as np
-from pytensor.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    AdvancedIncSubtensor1,
-    AdvancedSubtensor,
-    AdvancedSubtensor1,
-    IncSubtensor,
-    Subtensor,
-    indices_from_subtensor,
-)
+from pytensor.tensor.subtensor import AdvancedIncSubtensor, AdvancedSubtensor, IncSubtensor, Subtensor
+from pytensor.tensor.type_other import MakeSlice
 
+from pytensor_onnx.compat import AdvancedIncSubtensor1, AdvancedSubtensor1, subtensor_indices
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.shape import (
     INT64_MAX,
@@ -139,7 +133,7 @@ def basic_index(g, x, indices):
 
 @onnx_funcify.register(Subtensor)
 def _subtensor(op, node, g, x, *index_values):
-    return basic_index(g, x, indices_from_subtensor(index_values, op.idx_list))
+    return basic_index(g, x, subtensor_indices(op, index_values))
 
 
 # --------------------------------------------------------------------------
@@ -220,14 +214,24 @@ def _gather_nd(g, x, indices, axes):
     return result
 
 
-@onnx_funcify.register(AdvancedSubtensor1)
 def _advanced_subtensor1(op, node, g, x, index):
     return g.op("Gather", x, g.cast(index, "int64"), axis=0)
 
 
+if AdvancedSubtensor1 is not None:
+    onnx_funcify.register(AdvancedSubtensor1)(_advanced_subtensor1)
+
+
+@onnx_funcify.register(MakeSlice)
+def _make_slice(op, node, g, *parts):
+    # PyTensor 2.38 passes the slices of advanced indexing as MakeSlice
+    # inputs; the index rules read them as Python slices of Values.
+    return slice(*parts)
+
+
 @onnx_funcify.register(AdvancedSubtensor)
 def _advanced_subtensor(op, node, g, x, *index_values):
-    return advanced_index(g, x, indices_from_subtensor(index_values, op.idx_list))
+    return advanced_index(g, x, subtensor_indices(op, index_values))
 
 
 # --------------------------------------------------------------------------
@@ -373,13 +377,12 @@ def _where_true(g, flags):
 
 @onnx_funcify.register(IncSubtensor)
 def _inc_subtensor(op, node, g, x, y, *index_values):
-    indices = indices_from_subtensor(index_values, op.idx_list)
+    indices = subtensor_indices(op, index_values)
     return write_selection(
         g, x, y, lambda t: basic_index(g, t, indices), set_values=op.set_instead_of_inc, accumulate=False
     )
 
 
-@onnx_funcify.register(AdvancedIncSubtensor1)
 def _advanced_inc_subtensor1(op, node, g, x, y, index):
     index = g.cast(index, "int64")
     if op.set_instead_of_inc or (g.opset >= 16 and x.dtype != "bool"):
@@ -392,9 +395,13 @@ def _advanced_inc_subtensor1(op, node, g, x, y, index):
     return write_selection(g, x, y, lambda t: g.op("Gather", t, index, axis=0), set_values=False, accumulate=True)
 
 
+if AdvancedIncSubtensor1 is not None:
+    onnx_funcify.register(AdvancedIncSubtensor1)(_advanced_inc_subtensor1)
+
+
 @onnx_funcify.register(AdvancedIncSubtensor)
 def _advanced_inc_subtensor(op, node, g, x, y, *index_values):
-    indices = indices_from_subtensor(index_values, op.idx_list)
+    indices = subtensor_indices(op, index_values)
     # Only integer arrays can select a position twice (masks and scalars cannot).
     may_repeat = any(not isinstance(index, slice) and index.dtype != "bool" and index.rank > 0 for index in indices)
     return write_selection(

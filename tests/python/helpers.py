@@ -14,10 +14,12 @@ import pytensor
 import pytest
 
 from pytensor_onnx.mode import onnx_mode
-from pytensor_onnx.testing import PY_MODE
+from pytensor_onnx.runtime import newest_runtime_opset
+from pytensor_onnx.testing import py_function
 
-#: The opsets the across-opsets tests run at.
-OPSETS = [13, 15, 17, 18, 26]
+#: The opsets the across-opsets tests run at: 13, the interface changes at
+#: 15, 17 and 18, and the newest the installed onnx and ONNX Runtime support.
+OPSETS = sorted({13, 15, 17, 18, newest_runtime_opset()})
 
 FLOAT_DTYPES = ["float64", "float32"]
 SIGNED_INT_DTYPES = ["int8", "int16", "int32", "int64"]
@@ -64,7 +66,7 @@ def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=No
     fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=opset_version))
     with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
         fn(*values)
-    py_fn = pytensor.function(inputs, outputs, mode=PY_MODE)
+    py_fn = py_function(inputs, outputs)
     with pytest.raises(py_error, match=py_match):
         py_fn(*values)
 

@@ -16,9 +16,9 @@ from onnx import TensorProto, helper
 from pytensor.graph.op import Op
 from pytensor.scalar.basic import ScalarOp
 
-from pytensor_onnx import cli, export_onnx, onnx_funcify
+from pytensor_onnx import cli, compat, export_onnx, onnx_funcify
 from pytensor_onnx.coverage import coverage_table, ops_markdown, supported_ops
-from pytensor_onnx.testing import PY_MODE, assert_same_result
+from pytensor_onnx.testing import assert_same_result, py_function
 
 from helpers import run_model
 
@@ -79,12 +79,21 @@ def test_coverage_table_markdown():
     assert len(lines) == 2 + len(supported_ops(builtin_only=True))
 
 
+def _documented_ops(text):
+    return {line.split("`")[1] for line in text.splitlines() if line.startswith("| `")}
+
+
 def test_docs_ops_md_is_current():
-    path = REPO / "docs" / "ops.md"
-    assert path.read_text() == ops_markdown(), (
-        "docs/ops.md is out of date with the registered rules; regenerate it with\n"
-        "    .venv/bin/pytensor-onnx ops --markdown > docs/ops.md"
-    )
+    # The page is generated on the development line; on another supported
+    # line the Ops may differ only by the line-specific classes.
+    text = (REPO / "docs" / "ops.md").read_text()
+    current = ops_markdown()
+    hint = "docs/ops.md is out of date with the registered rules; regenerate it with `make docs`"
+    line = ".".join(pytensor.__version__.split(".")[:2])
+    if f"PyTensor {line}.x" in text:
+        assert text == current, hint
+    else:
+        assert _documented_ops(text) ^ _documented_ops(current) <= compat.LINE_SPECIFIC_OPS, hint
 
 
 # -- ops ----------------------------------------------------------------------------
@@ -286,8 +295,7 @@ def test_cli_export_inputs_outputs(capsys, tmp_path):
     model = onnx.load(out_path)
     onnx.checker.check_model(model, full_check=True)
     x = pt.matrix("x")
-    want_fn = pytensor.function([x], pt.special.softmax(pt.dot(x, np.arange(6.0).reshape(3, 2)), axis=-1),
-                                mode=PY_MODE)
+    want_fn = py_function([x], pt.special.softmax(pt.dot(x, np.arange(6.0).reshape(3, 2)), axis=-1))
     value = np.random.default_rng(0).normal(size=(4, 3))
     (got,) = run_model(out_path, value)
     assert_same_result(got, want_fn(value))

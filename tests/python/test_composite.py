@@ -9,7 +9,7 @@ from pytensor.compile.mode import Mode
 from pytensor.tensor.elemwise import Elemwise
 
 import pytensor_onnx
-from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
+from pytensor_onnx.testing import assert_same_result, check_model, compare_onnx_and_py, py_function
 
 from helpers import run_model
 
@@ -35,7 +35,7 @@ def test_exported_fused_function_matches_pytensor(dtype, rng):
     model = pytensor_onnx.export_function_onnx(fn)
     check_model(model)
     [got] = run_model(model, xv, yv)
-    want = pytensor.function([x, y], out, mode=PY_MODE)(xv, yv)
+    want = py_function([x, y], out)(xv, yv)
     assert_same_result(got, want)
 
 

@@ -11,7 +11,7 @@ import pytensor
 import pytest
 
 from pytensor_onnx import cli
-from pytensor_onnx.testing import PY_MODE, assert_same_result
+from pytensor_onnx.testing import assert_same_result, py_function
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,7 @@ def test_example_main_succeeds(example, tmp_path, capsys):
     batch = example.make_batch(10, seed=99)
     session = ort.InferenceSession(str(out_path), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {"x": batch})
-    want = pytensor.function([x], probabilities, mode=PY_MODE)(batch)
+    want = py_function([x], probabilities)(batch)
     assert_same_result(got, want)
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-5)
 

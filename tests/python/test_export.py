@@ -12,13 +12,13 @@ from pytensor.scalar.basic import Composite
 
 import pytensor_onnx
 from pytensor_onnx import _core, export_function_onnx, export_onnx
-from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
+from pytensor_onnx.testing import assert_same_result, check_model, compare_onnx_and_py, py_function
 
 from helpers import run_model
 
 
 def py_results(inputs, outputs, *values):
-    return pytensor.function(inputs, outputs, mode=PY_MODE)(*values)
+    return py_function(inputs, outputs)(*values)
 
 
 def dim_entries(value_info):
@@ -215,13 +215,17 @@ def min_ir_version(opset):
 
 @pytest.mark.parametrize("opset", range(_core.MIN_OPSET, _core.MAX_KNOWN_OPSET + 1))
 def test_ir_version_is_derived_from_opset(opset):
-    if opset > max(row[2] for row in onnx.helper.VERSION_TABLE):
-        pytest.fail(f"the installed onnx package does not know opset {opset}; cannot cross-check")
     x = pt.vector("x")
     model = export_onnx([x], [pt.exp(x)], opset_version=opset)
     assert model.opset_import[0].version == opset
-    assert model.ir_version == min_ir_version(opset)
     assert model.ir_version == _core.ir_version_for_opset(opset)
+    newest_known = max(row[2] for row in onnx.helper.VERSION_TABLE)
+    if opset <= newest_known:
+        assert model.ir_version == min_ir_version(opset)
+    else:
+        # The installed onnx (an older one, CI leg "pymc5") does not know this
+        # opset; the newest leg cross-checks it. The IR version never goes back.
+        assert model.ir_version >= min_ir_version(newest_known)
 
 
 # -- dims -------------------------------------------------------------------
@@ -323,15 +327,26 @@ def test_export_function_default_mode_bakes_current_shared_values():
     assert not np.allclose(new, got)
 
 
+def all_nodes(fgraph):
+    """The Apply nodes of ``fgraph`` and of every inner graph, at any depth."""
+    for node in fgraph.toposort():
+        yield node
+        inner = getattr(node.op, "fgraph", None)
+        if inner is not None:
+            yield from all_nodes(inner)
+
+
 def test_export_function_fast_run_with_fused_elemwise():
-    # Numba's FAST_RUN fuses exp(dot + b) and relu into Composite scalar ops.
+    # Numba's FAST_RUN fuses exp(dot + b) and relu into Composite scalar ops
+    # (PyTensor 3.3 also wraps them with the reductions in FusedElemwise, an
+    # OpFromGraph).
     rng = np.random.default_rng(12)
     x = pt.matrix("x")
     W = pytensor.shared(rng.normal(size=(3, 4)), name="W")
     b = pytensor.shared(rng.normal(size=4), name="b")
     outputs = [pt.special.softmax(pt.maximum(pt.dot(x, W) + b, 0), axis=-1), pt.exp(pt.dot(x, W) + b)]
     fn = pytensor.function([x], outputs, mode="FAST_RUN")
-    assert any(isinstance(getattr(node.op, "scalar_op", None), Composite) for node in fn.maker.fgraph.apply_nodes)
+    assert any(isinstance(getattr(node.op, "scalar_op", None), Composite) for node in all_nodes(fn.maker.fgraph))
     x_value = rng.normal(size=(5, 3))
     model = export_function_onnx(fn)
     check_model(model)

@@ -95,29 +95,28 @@ def test_integer_sum_wraps_like_numpy(dtype):
         assert results[0][-1] == 2**53 + 3  # not rounded to a double
 
 
-def test_integer_prod_beyond_2_53_follows_onnx_runtime():
-    """ONNX Runtime's ReduceProd multiplies integers in double and saturates.
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_prod_is_exact_and_wraps_like_numpy(dtype, rng):
+    # ReduceProd multiplies in double in some ONNX Runtime releases (rounded
+    # past 2**53, saturated at the limits); the rule multiplies pairs exactly.
+    x = pt.vector("x", dtype=dtype)
+    m = pt.tensor("m", dtype=dtype, shape=(None, None, None))
+    info = np.iinfo(dtype)
+    cases = [np.array([3**20, 3**19]), np.array([2**32, 2**32]), np.full(41, 3), np.array([info.max, info.max, -1 if info.min else 7])]
+    for values in cases:
+        compare_onnx_and_py([x], x.prod(), [values.astype(dtype)])  # casts wrap like the dtype
+    compare_onnx_and_py([x], x.prod(), [np.array([], dtype=dtype)])
+    values = _sample(rng, (3, 5, 4), dtype, low=-7, high=7)
+    compare_onnx_and_py([m], [m.prod(axis=0), m.prod(axis=(0, 2)), m.prod(axis=-1), m.prod()], [values])
+    compare_onnx_and_py([m], [m.prod(axis=(1, 2)), m.prod(axis=0)], [np.zeros((2, 0, 3), dtype)])
 
-    Documented in docs/semantics.md: exact while the partial products stay
-    below 2**53 in magnitude; beyond that rounded like a double product, and
-    saturated where NumPy wraps.
-    """
-    x = pt.vector("x", dtype="int64")
-    small = np.array([2**31, 2**21], dtype=np.int64)  # 2**52: exact
-    compare_onnx_and_py([x], x.prod(), [small])
 
-    def rounded_like_double(onnx_value, py_value):
-        assert py_value == 3**39
-        assert onnx_value == np.int64(np.float64(3**20) * np.float64(3**19))
-        assert onnx_value != py_value
-
-    compare_onnx_and_py([x], x.prod(), [np.array([3**20, 3**19], dtype=np.int64)], assert_fn=rounded_like_double)
-
-    def saturated(onnx_value, py_value):
-        assert py_value == 0  # 2**64 wraps to 0 in NumPy
-        assert onnx_value == np.iinfo(np.int64).max
-
-    compare_onnx_and_py([x], x.prod(), [np.array([2**32, 2**32], dtype=np.int64)], assert_fn=saturated)
+def test_integer_prod_over_static_lengths(rng):
+    # Lengths known when the model is built: the halvings are unrolled.
+    for n in [1, 2, 3, 7, 8, 9, 64, 65]:
+        x = pt.tensor("x", dtype="int64", shape=(2, n))
+        values = rng.integers(-5, 5, size=(2, n))
+        compare_onnx_and_py([x], [x.prod(axis=1), x.prod()], [values])
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)

@@ -11,7 +11,7 @@ from pytensor.compile.mode import Mode, get_mode
 import pytensor_onnx
 from pytensor_onnx import ONNXLinker, compile_onnx, onnx_mode
 from pytensor_onnx.mode import ONNX_REWRITES
-from pytensor_onnx.testing import PY_MODE, assert_same_result, compare_onnx_and_py
+from pytensor_onnx.testing import PY_MODE, assert_same_result, compare_onnx_and_py, py_function
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def test_mode_string_onnx(graph):
     inputs, out, values = graph
     fn = pytensor.function(inputs, out, mode="ONNX")
     assert isinstance(fn.maker.linker, ONNXLinker)
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_mode_onnx_matches_py_linker(graph):
@@ -43,7 +43,7 @@ def test_linker_string_onnx(graph):
     inputs, out, values = graph
     fn = pytensor.function(inputs, out, mode=Mode(linker="onnx", optimizer=ONNX_REWRITES))
     assert isinstance(fn.maker.linker, ONNXLinker)
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_linker_onnx_with_default_rewrites(graph):
@@ -51,7 +51,7 @@ def test_linker_onnx_with_default_rewrites(graph):
     # with the standard fast_run optimizer.
     inputs, out, values = graph
     fn = pytensor.function(inputs, out, mode=Mode(linker="onnx", optimizer="fast_run"))
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_linker_exposes_the_model(graph, rng):
@@ -78,7 +78,7 @@ def test_compile_onnx(graph):
     inputs, out, values = graph
     fn = compile_onnx(inputs, out)
     assert isinstance(fn.maker.linker, ONNXLinker)
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_compile_onnx_settings(graph):
@@ -91,7 +91,7 @@ def test_compile_onnx_settings(graph):
     assert fn.maker.linker.session.get_providers() == ["CPUExecutionProvider"]
     assert fn.maker.linker.session.get_session_options().intra_op_num_threads == 1
     assert fn.name == "scores"
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_compile_onnx_rejects_mode(graph):
@@ -108,7 +108,7 @@ def test_onnx_linker_opset_and_providers(graph, opset):
     assert fn.maker.linker.opset_version == opset
     assert fn.maker.linker.onnx_model.opset_import[0].version == opset
     assert fn.maker.linker.session.get_providers() == ["CPUExecutionProvider"]
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_onnx_linker_session_options_are_used(graph):
@@ -120,7 +120,7 @@ def test_onnx_linker_session_options_are_used(graph):
     used = fn.maker.linker.session.get_session_options()
     assert used.intra_op_num_threads == 2
     assert used.graph_optimization_level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    assert_same_result(fn(*values), pytensor.function(inputs, out, mode=PY_MODE)(*values))
+    assert_same_result(fn(*values), py_function(inputs, out)(*values))
 
 
 def test_onnx_linker_clone_keeps_settings():
@@ -154,7 +154,7 @@ def test_several_outputs_and_constant_output(rng):
 def test_repeated_calls_and_varying_sizes(rng):
     x = pt.matrix("x")
     fn = pytensor.function([x], pt.special.softmax(x, axis=1), mode="ONNX")
-    py_fn = pytensor.function([x], pt.special.softmax(x, axis=1), mode=PY_MODE)
+    py_fn = py_function([x], pt.special.softmax(x, axis=1))
     for shape in [(1, 1), (3, 5), (0, 4), (7, 2)]:
         value = rng.normal(size=shape)
         assert_same_result(fn(value), py_fn(value), label=str(shape))

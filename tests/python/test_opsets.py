@@ -1,46 +1,17 @@
 """One representative graph exports and runs at every opset from 13 to the newest ONNX Runtime loads."""
 
-import functools
-
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from onnx import TensorProto, helper
 
 from pytensor_onnx import _core, export_onnx
+from pytensor_onnx.runtime import newest_onnx_opset, newest_runtime_opset
 from pytensor_onnx.testing import compare_onnx_and_py
 
 REQUIRED_OPSETS = (13, 15, 17, 18)
-
-
-def _probe_model(opset: int) -> bytes:
-    """A one-node model (Add) at ``opset``, with the IR version that opset came with; built by onnx.helper only."""
-    ir_version = min(ir for _release, ir, ai_onnx, *_ in helper.VERSION_TABLE if ai_onnx >= opset)
-    graph = helper.make_graph(
-        [helper.make_node("Add", ["a", "a"], ["b"])],
-        "opset_probe",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version).SerializeToString()
-
-
-@functools.cache
-def newest_runtime_opset() -> int:
-    """The highest opset (up to MAX_KNOWN_OPSET) whose probe model the installed ONNX Runtime loads and runs."""
-    known = max(row[2] for row in helper.VERSION_TABLE)
-    for opset in range(min(_core.MAX_KNOWN_OPSET, known), _core.MIN_OPSET - 1, -1):
-        try:
-            session = ort.InferenceSession(_probe_model(opset), providers=["CPUExecutionProvider"])
-            (out,) = session.run(None, {"a": np.ones(1, dtype="float32")})
-        except Exception:
-            continue
-        if out[0] == 2.0:
-            return opset
-    raise AssertionError(f"ONNX Runtime {ort.__version__} loads no opset in {_core.MIN_OPSET}..{_core.MAX_KNOWN_OPSET}")
 
 
 def all_opsets():
@@ -92,10 +63,12 @@ def test_representative_graph_runs_at_opset(rng, opset, dtype):
 @pytest.mark.parametrize("opset", range(_core.MIN_OPSET, _core.MAX_KNOWN_OPSET + 1))
 def test_every_opset_exports_and_runs(rng, opset):
     if opset > newest_runtime_opset():
-        # The model is still written and checked; only running it needs a newer runtime.
+        # The model is still written (and checked where the installed onnx
+        # knows the opset); only running it needs a newer runtime.
         inputs, outputs = representative_graph("float64")
         model = export_onnx(inputs, outputs, opset_version=opset)
-        onnx.checker.check_model(model, full_check=True)
+        if opset <= newest_onnx_opset():
+            onnx.checker.check_model(model, full_check=True)
         assert model.opset_import[0].version == opset
         return
     inputs, outputs = representative_graph("float64")

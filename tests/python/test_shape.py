@@ -12,6 +12,7 @@ from pytensor.tensor.reshape import JoinDims, SplitDims
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 
 import pytensor_onnx.mode
+from pytensor_onnx import compat
 from pytensor_onnx.testing import compare_onnx_and_py
 
 from helpers import ALL_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types, sample
@@ -20,7 +21,7 @@ from helpers import ALL_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types,
 @pytest.fixture
 def without_reshape_canonicalization(monkeypatch):
     """The ONNX mode without the rewrites that turn JoinDims/SplitDims into Reshape."""
-    rewrites = pytensor_onnx.mode.ONNX_REWRITES.excluding("local_join_dims", "local_split_dims")
+    rewrites = pytensor_onnx.mode.ONNX_REWRITES.excluding(*compat.RESHAPE_DIMS_REWRITES)
     monkeypatch.setattr(pytensor_onnx.mode, "ONNX_REWRITES", rewrites)
     monkeypatch.setattr(pytensor_onnx.mode, "ONNX", pytensor_onnx.mode.onnx_mode())
 
@@ -320,6 +321,21 @@ def test_concatenate(dtype, axis, rng):
     assert Join in op_types(fn)
 
 
+@pytest.mark.parametrize("static", [True, False])
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -2, -3])
+def test_concatenate_of_two_operands_has_numpy_shape_and_values(axis, static, rng):
+    # PyTensor 3.3 moved Join's axis from the inputs to the Op: reading the
+    # first tensor as the axis returned one operand, silently.
+    shape_x, shape_y = [2, 3, 4], [2, 3, 4]
+    shape_y[axis] = 5
+    x = pt.tensor("x", shape=tuple(shape_x) if static else (None, None, None))
+    y = pt.tensor("y", shape=tuple(shape_y) if static else (None, None, None))
+    values = [rng.normal(size=shape_x), rng.normal(size=shape_y)]
+    fn, (joined, stacked) = compare_onnx_and_py([x, y], [pt.concatenate([x, y], axis=axis), pt.stack([x, x], axis=axis)], values)
+    np.testing.assert_array_equal(joined, np.concatenate(values, axis=axis))
+    np.testing.assert_array_equal(stacked, np.stack([values[0], values[0]], axis=axis))
+
+
 def test_concatenate_upcasts_mixed_dtypes(rng):
     x = pt.tensor("x", dtype="int8", shape=(None,))
     y = pt.tensor("y", dtype="float32", shape=(None,))
@@ -336,13 +352,31 @@ def test_concatenate_empty_and_static_inputs(rng):
     assert results[0].shape == (2, 3)
 
 
-def test_join_with_a_runtime_axis_is_not_implemented(rng):
-    x = pt.tensor("x", shape=(None, None))
-    y = pt.tensor("y", shape=(None, None))
+@pytest.mark.parametrize("opset", [13, 18])
+def test_join_and_split_with_a_runtime_axis(opset, rng):
+    # PyTensor before 3.3 takes the axis as a graph input; each possible axis
+    # becomes an If branch. PyTensor 3.3 refuses symbolic axes itself.
+    x = pt.tensor("x", shape=(None, None, None))
+    y = pt.tensor("y", shape=(None, None, None))
     axis = pt.iscalar("axis")
-    out = pt.join(axis, x, y)
-    with pytest.raises(NotImplementedError, match="axis computed at run time"):
-        pytensor.function([axis, x, y], out, mode="ONNX")
+    if compat.JOIN_AXIS_IS_PROPERTY:
+        with pytest.raises(TypeError, match="must be a constant integer"):
+            pt.join(axis, x, y)
+        with pytest.raises(TypeError, match="must be a constant integer"):
+            pt.split(x, [1, 1], n_splits=2, axis=axis)
+        return
+    outputs = [pt.join(axis, x, y, x), *pt.split(x, [1, 1], n_splits=2, axis=axis)]
+    for a in [0, 1, 2, -1, -3]:
+        shape_y = [2, 2, 2]
+        shape_y[a] = 3
+        fn, results = compare_onnx_and_py(
+            [axis, x, y], outputs, [np.int32(a), rng.normal(size=(2, 2, 2)), rng.normal(size=shape_y)], opset_version=opset
+        )
+        expected_shape = [2, 2, 2]
+        expected_shape[a] = 7
+        assert results[0].shape == tuple(expected_shape)
+    assert Join in op_types(fn) and Split in op_types(fn)
+    compare_raises([axis, x, y], outputs, [np.int32(3), np.ones((2, 2, 2)), np.ones((2, 2, 2))], IndexError, "")
 
 
 # --- Split ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytensor.tensor as pt
 import pytest
 
 from pytensor_onnx import export_function_onnx, export_onnx
-from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py
+from pytensor_onnx.testing import PY_MODE, assert_same_result, check_model, compare_onnx_and_py, py_function
 
 from helpers import run_model
 
@@ -138,7 +138,7 @@ def test_export_shared_variable_used_twice(rng):
     outputs = [x * W, pt.exp(W) + x]
     model = export_onnx([x], outputs)
     value = rng.normal(size=3)
-    want = pytensor.function([x], outputs, mode=PY_MODE)(value)
+    want = py_function([x], outputs)(value)
     for got, expected in zip(run_model(model, value), want, strict=True):
         assert_same_result(got, expected)
 

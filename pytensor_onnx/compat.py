@@ -1,0 +1,127 @@
+"""The one place that knows how PyTensor's lines differ.
+
+Supported lines: 2.38.x (PyMC 5), 3.0.x and 3.3.x (PyMC 6). Every helper
+here detects the feature it needs (a class, an Op property) rather than
+comparing version numbers, so an intermediate release that has one line's
+layout works like that line. Rules call these helpers and never test
+versions themselves.
+
+| difference | 2.38.x | 3.0.x | 3.3.x |
+|---|---|---|---|
+| ``Join`` axis | first input | first input | ``op.axis`` (static) |
+| ``Split`` axis | second input | second input | ``op.axis`` (static) |
+| ``AdvancedSubtensor1``/``AdvancedIncSubtensor1`` | exist | exist | removed |
+| ``blas.Ger`` | exists | exists | removed |
+| ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
+| ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
+| rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+"""
+
+from __future__ import annotations
+
+import pytensor
+import pytensor.tensor.blas as _blas
+import pytensor.tensor.rewriting.reshape as _reshape_rewrites
+import pytensor.tensor.subtensor as _subtensor
+from pytensor.compile.builders import OpFromGraph
+from pytensor.tensor.basic import Join, Split
+from pytensor.tensor.special import LogSoftmax, Softmax
+
+#: The installed PyTensor version string (for messages and metadata only).
+PYTENSOR_VERSION = pytensor.__version__
+
+#: Vector-index subtensor ops; ``None`` on lines that removed them (3.3+),
+#: where ``x[v]`` is an ``AdvancedSubtensor``.
+AdvancedSubtensor1 = getattr(_subtensor, "AdvancedSubtensor1", None)
+AdvancedIncSubtensor1 = getattr(_subtensor, "AdvancedIncSubtensor1", None)
+
+#: The rank-1 update BLAS op; ``None`` on lines that removed it (3.3+).
+Ger = getattr(_blas, "Ger", None)
+
+#: Names of Op classes with rules on some supported lines only (where the
+#: line defines them).
+LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger"})
+
+#: Whether ``Join`` and ``Split`` keep their axis as a static Op property
+#: (3.3+) instead of a graph input.
+JOIN_AXIS_IS_PROPERTY = "axis" in Join.__props__
+SPLIT_AXIS_IS_PROPERTY = "axis" in Split.__props__
+
+
+def vector_index_ops() -> tuple[type, ...]:
+    """The vector-index subtensor Op classes this PyTensor has (maybe none)."""
+    return tuple(op for op in (AdvancedSubtensor1, AdvancedIncSubtensor1) if op is not None)
+
+
+def join_axis_and_tensors(op, inputs):
+    """``(axis, tensors)`` of a ``Join`` node's converted inputs.
+
+    ``axis`` is a Python int when PyTensor stores it on the Op, else the
+    converted first input (a Value, possibly constant).
+    """
+    if JOIN_AXIS_IS_PROPERTY:
+        return op.axis, list(inputs)
+    return inputs[0], list(inputs[1:])
+
+
+def split_operands(op, inputs):
+    """``(x, axis, splits)`` of a ``Split`` node's converted inputs (axis as in ``join_axis_and_tensors``)."""
+    if SPLIT_AXIS_IS_PROPERTY:
+        x, splits = inputs
+        return x, op.axis, splits
+    x, axis, splits = inputs
+    return x, axis, splits
+
+
+def subtensor_indices(op, index_values) -> tuple:
+    """The index tuple (slices and index values) of any ``*Subtensor*`` node.
+
+    ``index_values`` are the converted index inputs (after ``x``, or after
+    ``x, y`` for the increment forms). On lines where ``AdvancedSubtensor``
+    has no ``idx_list`` every index is an input already: a slice arrives as
+    the Python ``slice`` that the ``MakeSlice`` rule (or a slice constant)
+    gives.
+    """
+    idx_list = getattr(op, "idx_list", None)
+    if idx_list is None:
+        return tuple(index_values)
+    return tuple(_subtensor.indices_from_subtensor(index_values, idx_list))
+
+
+def _softmax_takes_axis_tuples() -> bool:
+    try:
+        Softmax(axis=(0,))
+    except TypeError:
+        return False
+    return True
+
+
+#: Whether ``softmax``/``log_softmax`` accept a tuple of axes (3.0+; 2.38
+#: raises TypeError for anything but an int or None).
+SOFTMAX_TAKES_AXIS_TUPLES = _softmax_takes_axis_tuples()
+
+
+def softmax_axes(op, ndim: int) -> list[int]:
+    """The non-negative axes a ``Softmax``/``LogSoftmax`` normalizes over."""
+    axis = op.axis
+    if axis is None:
+        return list(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return [a % ndim for a in axis]
+
+
+#: Whether ``LogSoftmax``'s Python implementation is SciPy's ``log_softmax``
+#: (2.38), which shifts by the maximum only where that maximum is finite, so
+#: a slice holding +inf gives ``[nan, -inf, ...]`` rather than NaN throughout
+#: (3.x evaluates the ``x - max(x)`` graph).
+LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX = not issubclass(LogSoftmax, OpFromGraph)
+
+
+#: Names of the canonicalize rewrites that turn ``JoinDims``/``SplitDims``
+#: into ``Reshape`` on this line (excluding them keeps those Ops intact).
+RESHAPE_DIMS_REWRITES = tuple(
+    name
+    for name in ("local_join_dims", "local_split_dims", "local_join_dims_to_reshape", "local_split_dims_to_reshape")
+    if hasattr(_reshape_rewrites, name)
+)

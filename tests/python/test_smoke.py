@@ -1,0 +1,130 @@
+"""Smoke tests: export, mode ONNX, and one parity case per dispatch module.
+
+CI runs this file alone on the newest unpinned releases (leg "smoke",
+Python 3.13), so a release of any dependency that breaks the project shows
+up as a named failure here. It also runs with the whole suite on every leg.
+A new dispatch module must add its case to ``CASES`` (a test checks).
+"""
+
+import pkgutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+import pytensor_onnx
+import pytensor_onnx.dispatch
+from pytensor_onnx import export_function_onnx, export_onnx
+from pytensor_onnx.testing import compare_onnx_and_py
+
+
+def _basic(rng):
+    x = pt.vector("x")
+    return [x], [pytensor.compile.ops.deep_copy_op(x)], [rng.normal(size=3)]
+
+
+def _blas(rng):
+    from pytensor.tensor.blas import Dot22
+
+    x, y = pt.matrix("x"), pt.matrix("y")
+    return [x, y], [Dot22()(x, y)], [rng.normal(size=(2, 3)), rng.normal(size=(3, 4))]
+
+
+def _composite(rng):
+    from pytensor.scalar.basic import Composite, float64, exp, add
+
+    a, b = float64("a"), float64("b")
+    composite = pt.elemwise.Elemwise(Composite([a, b], [exp(add(a, b))]))
+    x, y = pt.vector("x"), pt.vector("y")
+    return [x, y], [composite(x, y)], [rng.normal(size=3), rng.normal(size=3)]
+
+
+def _elemwise(rng):
+    x = pt.matrix("x")
+    return [x], [x.T + pt.exp(x).sum(axis=1)], [rng.normal(size=(2, 3))]
+
+
+def _math(rng):
+    x = pt.matrix("x")
+    return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
+
+
+def _scalar(rng):
+    x = pt.ivector("x")
+    return [x], [x // 3, x % 3, pt.round(x * 0.5)], [np.array([-7, 0, 5], dtype="int32")]
+
+
+def _shape(rng):
+    x, y = pt.matrix("x"), pt.matrix("y")
+    outputs = [pt.concatenate([x, y], axis=0), pt.concatenate([x, y], axis=-1), *pt.split(x, [1, 2], n_splits=2, axis=1)]
+    return [x, y], outputs, [rng.normal(size=(2, 3)), rng.normal(size=(2, 3))]
+
+
+def _special(rng):
+    x = pt.matrix("x")
+    return [x], [pt.special.softmax(x, axis=-1), pt.special.log_softmax(x, axis=0)], [rng.normal(size=(2, 3))]
+
+
+def _subtensor(rng):
+    x, v = pt.matrix("x"), pt.lvector("v")
+    outputs = [x[1:, ::-1], x[v], pt.inc_subtensor(x[v], 1.0), x[x > 0]]
+    return [x, v], outputs, [rng.normal(size=(3, 4)), np.array([2, 0, 2])]
+
+
+def _tensor_basic(rng):
+    n = pt.lscalar("n")
+    return [n], [pt.arange(n), pt.eye(n), pt.zeros((n, 2))], [np.int64(3)]
+
+
+CASES = {
+    "basic": _basic,
+    "blas": _blas,
+    "composite": _composite,
+    "elemwise": _elemwise,
+    "math": _math,
+    "scalar": _scalar,
+    "shape": _shape,
+    "special": _special,
+    "subtensor": _subtensor,
+    "tensor_basic": _tensor_basic,
+}
+
+
+def test_every_dispatch_module_has_a_case():
+    modules = {m.name for m in pkgutil.iter_modules(pytensor_onnx.dispatch.__path__)}
+    assert modules == set(CASES), f"dispatch modules without a smoke case: {sorted(modules - set(CASES))}"
+
+
+@pytest.mark.parametrize("module", sorted(CASES))
+def test_dispatch_module_parity(module, rng):
+    inputs, outputs, values = CASES[module](rng)
+    compare_onnx_and_py(inputs, outputs, values, optimize=module not in ("basic", "blas", "composite"))
+
+
+def test_export_to_file_and_run(tmp_path, rng):
+    x = pt.matrix("x")
+    w = pytensor.shared(rng.normal(size=(3, 2)), name="w")
+    y = pt.special.softmax(pt.maximum(x @ w, 0), axis=-1)
+    path = tmp_path / "model.onnx"
+    model = export_onnx([x], [y], str(path))
+    onnx.checker.check_model(str(path), full_check=True)
+    assert isinstance(model, onnx.ModelProto)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    value = rng.normal(size=(4, 3))
+    (got,) = session.run(None, {session.get_inputs()[0].name: value})
+    want = pytensor.function([x], y)(value)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_mode_onnx_and_export_of_a_compiled_function(rng):
+    x = pt.vector("x")
+    fn = pytensor.function([x], pt.exp(x) * 2.0, mode="ONNX")
+    value = rng.normal(size=5)
+    np.testing.assert_allclose(fn(value), np.exp(value) * 2.0, rtol=1e-12)
+    assert isinstance(fn.maker.linker, pytensor_onnx.ONNXLinker)
+    default_fn = pytensor.function([x], pt.exp(x) * 2.0)
+    model = export_function_onnx(default_fn)
+    onnx.checker.check_model(model, full_check=True)
