@@ -5,6 +5,7 @@
 #include "infer.h"
 #include "kernels.h"
 #include "opset.h"
+#include "recipes/registry.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -85,6 +86,11 @@ std::vector<Value*> GraphBuilder::op(const std::string& op_type, std::vector<Val
   adapt_interface(*this, op_type, inputs, attrs, n_outputs);
   if (auto adapted = adapt_kernel_dtypes(*this, op_type, inputs, attrs, n_outputs)) return *adapted;
   return emit_on_kernel(*this, op_type, inputs, attrs, n_outputs);
+}
+
+std::vector<Value*> GraphBuilder::recipe(const std::string& name, const std::vector<Value*>& inputs,
+                                         const Attributes& attrs) {
+  return recipes::build_recipe_named(*this, name, inputs, attrs);
 }
 
 Value* GraphBuilder::cast(Value* value, DType dtype) {

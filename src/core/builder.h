@@ -37,6 +37,9 @@ class GraphBuilder {
   Value* op1(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs = {}) {
     return op(op_type, std::move(inputs), std::move(attrs), 1)[0];
   }
+  // Builds the named recipe (src/core/recipes/registry.h) on `inputs`.
+  std::vector<Value*> recipe(const std::string& name, const std::vector<Value*>& inputs, const Attributes& attrs = {});
+
   // Cast to `dtype`; returns `value` itself when it already has that dtype.
   Value* cast(Value* value, DType dtype);
 

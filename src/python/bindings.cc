@@ -12,6 +12,7 @@
 #include "kernels.h"
 #include "opset.h"
 #include "passes/pass_manager.h"
+#include "recipes/registry.h"
 #include "serialize.h"
 
 namespace nb = nanobind;
@@ -148,6 +149,62 @@ nb::object constant_to_numpy(const Value& v) {
   return flat.attr("reshape")(nb::tuple(dims)).attr("copy")();
 }
 
+// The inputs and keyword arguments of g.op / g.recipe.
+struct Call {
+  std::vector<Value*> inputs;
+  Attributes attrs;
+  std::string domain;
+  size_t n_outputs = 1;
+  std::vector<std::string> output_dtypes;
+};
+
+Call parse_call(const std::string& what, nb::args args, nb::kwargs kwargs) {
+  Call call;
+  size_t position = 0;
+  for (nb::handle a : args) {
+    if (a.is_none()) call.inputs.push_back(nullptr);
+    else if (nb::isinstance<Value>(a)) call.inputs.push_back(nb::cast<Value*>(a));
+    else {
+      throw nb::type_error((what + ": input " + std::to_string(position) +
+                            " must be a Value (use g.const(array) for constants) or None")
+                               .c_str());
+    }
+    ++position;
+  }
+  for (auto [key, value] : kwargs) {
+    const std::string name = nb::cast<std::string>(key);
+    if (name == "domain") call.domain = nb::cast<std::string>(value);
+    else if (name == "outputs") call.n_outputs = nb::cast<size_t>(value);
+    else if (name == "output_dtypes") call.output_dtypes = nb::cast<std::vector<std::string>>(value);
+    else if (!value.is_none()) call.attrs.set(name, attribute_from_python(name, value));
+  }
+  if (!call.output_dtypes.empty() && call.output_dtypes.size() != call.n_outputs) {
+    throw nb::value_error("output_dtypes needs one dtype per output");
+  }
+  return call;
+}
+
+void declare_dtypes(const std::string& op_type, std::vector<Value*>& outs, const std::vector<std::string>& dtypes) {
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    const DType declared = dtype_from_name(dtypes[i]);
+    if (outs[i]->dtype != DType::Undefined && outs[i]->dtype != declared) {
+      throw nb::value_error((op_type + ": output " + std::to_string(i) + " has dtype " + dtype_name(outs[i]->dtype) +
+                             ", not the declared " + dtypes[i])
+                                .c_str());
+    }
+    outs[i]->dtype = declared;
+  }
+}
+
+nb::object wrap_outputs(GraphBuilder& g, const std::vector<Value*>& outs, size_t n_outputs) {
+  nb::handle self = nb::find(g);
+  auto wrap = [&](Value* v) { return nb::cast(v, nb::rv_policy::reference_internal, self); };
+  if (n_outputs == 1 && outs.size() == 1) return wrap(outs[0]);
+  nb::list result;
+  for (Value* v : outs) result.append(wrap(v));
+  return nb::tuple(result);
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -159,6 +216,14 @@ NB_MODULE(_core, m) {
   m.attr("MIN_OPSET") = kMinOpset;
   m.attr("MAX_KNOWN_OPSET") = kMaxKnownOpset;
   m.def("ir_version_for_opset", &ir_version_for_opset, nb::arg("opset"));
+  m.def(
+      "recipes",
+      [] {
+        std::vector<std::pair<std::string, std::string>> list;
+        for (const auto& info : recipes::all_recipes()) list.emplace_back(info.name, info.doc);
+        return list;
+      },
+      "(name, description) of every recipe g.recipe can build.");
   m.def("op_since_version", &op_since_version, nb::arg("op_type"),
         "First opset of the default domain that has `op_type`, or None.");
   m.def(
@@ -206,54 +271,27 @@ NB_MODULE(_core, m) {
       .def(
           "op",
           [](GraphBuilder& g, const std::string& op_type, nb::args args, nb::kwargs kwargs) -> nb::object {
-            std::vector<Value*> inputs;
-            size_t position = 0;
-            for (nb::handle a : args) {
-              if (a.is_none()) inputs.push_back(nullptr);
-              else if (nb::isinstance<Value>(a)) inputs.push_back(nb::cast<Value*>(a));
-              else {
-                throw nb::type_error((op_type + ": input " + std::to_string(position) +
-                                      " must be a Value (use g.const(array) for constants) or None")
-                                         .c_str());
-              }
-              ++position;
-            }
-            std::string domain;
-            size_t n_outputs = 1;
-            std::vector<std::string> output_dtypes;
-            Attributes attrs;
-            for (auto [key, value] : kwargs) {
-              const std::string name = nb::cast<std::string>(key);
-              if (name == "domain") domain = nb::cast<std::string>(value);
-              else if (name == "outputs") n_outputs = nb::cast<size_t>(value);
-              else if (name == "output_dtypes") output_dtypes = nb::cast<std::vector<std::string>>(value);
-              else if (!value.is_none()) attrs.set(name, attribute_from_python(name, value));
-            }
-            if (!output_dtypes.empty() && output_dtypes.size() != n_outputs) {
-              throw nb::value_error("output_dtypes needs one dtype per output");
-            }
-            std::vector<Value*> outs = g.op(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+            Call call = parse_call(op_type, args, kwargs);
+            std::vector<Value*> outs = g.op(op_type, std::move(call.inputs), std::move(call.attrs), call.n_outputs,
+                                            call.domain);
             // Ops of custom domains have no inference here: the rule states their dtypes.
-            for (size_t i = 0; i < output_dtypes.size(); ++i) {
-              const DType declared = dtype_from_name(output_dtypes[i]);
-              if (outs[i]->dtype != DType::Undefined && outs[i]->dtype != declared) {
-                throw nb::value_error((op_type + ": output " + std::to_string(i) + " has dtype " +
-                                       dtype_name(outs[i]->dtype) + ", not the declared " + output_dtypes[i])
-                                          .c_str());
-              }
-              outs[i]->dtype = declared;
-            }
-            nb::handle self = nb::find(g);
-            auto wrap = [&](Value* v) { return nb::cast(v, nb::rv_policy::reference_internal, self); };
-            if (n_outputs == 1) return wrap(outs[0]);
-            nb::list result;
-            for (Value* v : outs) result.append(wrap(v));
-            return nb::tuple(result);
+            declare_dtypes(op_type, outs, call.output_dtypes);
+            return wrap_outputs(g, outs, call.n_outputs);
           },
           nb::arg("op_type"), nb::arg("args"), nb::arg("kwargs"),
           "Emit an ONNX op: g.op(type, *inputs, domain='', outputs=1, output_dtypes=None, **attributes). "
           "Attributes may be given in any form the op has at any opset (e.g. axes=[...]); the builder writes "
           "the target opset's form. output_dtypes declares the dtypes of a custom-domain op's outputs.")
+      .def(
+          "recipe",
+          [](GraphBuilder& g, const std::string& name, nb::args args, nb::kwargs kwargs) -> nb::object {
+            Call call = parse_call(name, args, kwargs);
+            std::vector<Value*> outs = g.recipe(name, call.inputs, call.attrs);
+            return wrap_outputs(g, outs, outs.size());
+          },
+          nb::arg("name"), nb::arg("args"), nb::arg("kwargs"),
+          "Build a named recipe of the C++ library (pytensor_onnx._core.recipes() lists them): "
+          "g.recipe(name, *inputs, **attributes); returns a Value, or a tuple for several outputs.")
       .def(
           "cast", [](GraphBuilder& g, Value* v, const std::string& dtype) { return g.cast(v, dtype_from_name(dtype)); },
           nb::arg("value"), nb::arg("dtype"), nb::rv_policy::reference_internal)

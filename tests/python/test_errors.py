@@ -393,3 +393,18 @@ def test_user_rule_appears_in_coverage():
     assert ScaledSoftsign not in supported_ops(builtin_only=True)
     assert "ScaledSoftsign" in coverage_table()
     assert "ScaledSoftsign" not in coverage_table(builtin_only=True)
+
+
+def test_named_recipes_from_python():
+    from pytensor_onnx import _core
+
+    names = dict(_core.recipes())
+    assert "cos_float64" in names and names["cos_float64"]
+    g = _core.GraphBuilder(18)
+    x = g.input("x", "float64", [3])
+    y = g.recipe("cos_float64", x)
+    assert y.dtype == "float64" and y.shape == (3,)
+    with pytest.raises(ValueError, match="no recipe named 'nope'"):
+        g.recipe("nope", x)
+    with pytest.raises(TypeError, match="must be a Value"):
+        g.recipe("cos_float64", 1.0)

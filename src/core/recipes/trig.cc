@@ -15,7 +15,9 @@
 // |cos x| > 0.86). NaN and +-inf give NaN.
 #include <vector>
 
+#include "errors.h"
 #include "recipes.h"
+#include "registry.h"
 
 namespace pytensor_onnx::recipes {
 namespace {
@@ -93,6 +95,21 @@ Value* cos_float64(GraphBuilder& g, Value* x) {
   Value* large = f.where(use_doubling, doubled, half_angle);
   // +-inf and NaN: sin_x is NaN, and so is the half-angle form.
   return f.where(small(f, x), reduced, large);
+}
+
+namespace {
+
+template <Value* (*Fn)(GraphBuilder&, Value*)>
+std::vector<Value*> on_float64(GraphBuilder& g, const std::vector<Value*>& inputs, const Attributes&) {
+  if (inputs[0]->dtype != DType::Float64) throw BuildError("this recipe takes a float64 input");
+  return {Fn(g, inputs[0])};
+}
+
+}  // namespace
+
+void add_trig_recipes(std::vector<RecipeInfo>& table) {
+  table.push_back({"sin_float64", on_float64<sin_float64>, 1, 1, "sin of a float64 tensor, a few ulp everywhere"});
+  table.push_back({"cos_float64", on_float64<cos_float64>, 1, 1, "cos of a float64 tensor, a few ulp everywhere"});
 }
 
 }  // namespace pytensor_onnx::recipes
