@@ -14,6 +14,7 @@ versions themselves.
 | ``blas.Ger`` | exists | exists | removed |
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
+| ``SoftmaxGrad`` (gradient of ``Softmax``) | an Op | gone (the gradient is a graph) | gone |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import pytensor
 import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
+import pytensor.tensor.special as _special
 import pytensor.tensor.subtensor as _subtensor
 from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.basic import Join, Split
@@ -116,6 +118,11 @@ def softmax_axes(op, ndim: int) -> list[int]:
 #: a slice holding +inf gives ``[nan, -inf, ...]`` rather than NaN throughout
 #: (3.x evaluates the ``x - max(x)`` graph).
 LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX = not issubclass(LogSoftmax, OpFromGraph)
+
+
+#: The gradient Op of ``Softmax`` on 2.38 (``None`` on 3.x, where the
+#: gradient is an ordinary graph).
+SoftmaxGrad = getattr(_special, "SoftmaxGrad", None)
 
 
 #: Names of the canonicalize rewrites that turn ``JoinDims``/``SplitDims``

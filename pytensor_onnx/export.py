@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pytensor
 from pytensor.compile.sharedvalue import SharedVariable
@@ -19,9 +20,16 @@ from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
 logger = logging.getLogger("pytensor_onnx")
 
 #: Initializers of at least this many bytes go to an external-data file when
-#: exporting to a path with ``external_data=True``.
+#: a model is written with external data.
 EXTERNAL_DATA_THRESHOLD = 1024
 
+#: A serialized ONNX model is one protobuf message, which cannot exceed 2 GiB.
+#: With ``external_data=None`` (the default) a model whose initializers hold
+#: more than this many bytes is written with external data. Tests lower it.
+PROTOBUF_LIMIT = 2**31 - 1
+
+#: Room kept under PROTOBUF_LIMIT for the graph itself (nodes, names, shapes).
+_GRAPH_HEADROOM = 64 * 2**20
 
 def _as_variable_list(values, what: str) -> list[Variable]:
     if isinstance(values, Variable):
@@ -57,8 +65,68 @@ def _check_model_args(model_name, doc_string, filename, external_data) -> None:
         raise TypeError("doc_string must be a string")
     if filename is not None and not isinstance(filename, str | os.PathLike):
         raise TypeError(f"filename must be a str or os.PathLike, got {type(filename).__name__}")
+    if external_data not in (None, True, False):
+        raise TypeError(f"external_data must be None (automatic), True or False, got {external_data!r}")
     if external_data and filename is None:
         raise ValueError("external_data=True needs a filename to write the data file next to")
+
+
+def _check_string_map(mapping, what: str) -> dict[str, str]:
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{what} must be a mapping of strings to strings, got {type(mapping).__name__}")
+    for key, value in mapping.items():
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise TypeError(f"{what} must map non-empty strings to strings; got {key!r}: {value!r}")
+    return dict(mapping)
+
+
+def _docs_by_name(docs, names: list[str], what: str) -> dict[str, str]:
+    """``docs`` as {ONNX name: doc}: given as a mapping by name, or a list aligned with ``names``."""
+    if docs is None:
+        return {}
+    if isinstance(docs, Mapping):
+        docs = _check_string_map(docs, what)
+        unknown = sorted(set(docs) - set(names))
+        if unknown:
+            raise ValueError(f"{what} names {', '.join(unknown)}, which are not among {', '.join(names)}")
+        return docs
+    if isinstance(docs, str) or not isinstance(docs, Sequence):
+        raise TypeError(f"{what} must be a mapping by name or a list of strings, got {type(docs).__name__}")
+    if len(docs) != len(names):
+        raise ValueError(f"{what} has {len(docs)} entries for {len(names)} names")
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, str):
+            raise TypeError(f"{what}[{i}] must be a string, got {doc!r}")
+    return {name: doc for name, doc in zip(names, docs) if doc}
+
+
+@dataclass
+class ExportOptions:
+    """What export_onnx and export_function_onnx were asked for, checked."""
+
+    filename: str | os.PathLike | None = None
+    opset_version: int = ONNX_OPSET_VERSION
+    model_name: str = "pytensor_graph"
+    doc_string: str = ""
+    optimize: bool = True
+    input_names: list[str] | None = None
+    output_names: list[str] | None = None
+    external_data: bool | None = None
+    float32: bool = False
+    metadata: dict[str, str] = field(default_factory=dict)
+    input_docs: object = None
+    output_docs: object = None
+
+    def __post_init__(self):
+        self.opset_version = _check_opset(self.opset_version)
+        self.input_names = _check_names(self.input_names, "input_names")
+        self.output_names = _check_names(self.output_names, "output_names")
+        _check_model_args(self.model_name, self.doc_string, self.filename, self.external_data)
+        if not isinstance(self.float32, bool):
+            raise TypeError(f"float32 must be a bool, got {self.float32!r}")
+        self.metadata = _check_string_map(self.metadata, "metadata")
 
 
 def _check_opset(opset_version) -> int:
@@ -107,33 +175,67 @@ def _build_fgraph(inputs, outputs, shared_values=None):
     return fgraph, values
 
 
-def _rewrite(fgraph):
+def _rewrite(fgraph, including=()):
     from pytensor_onnx.mode import ONNX
 
-    ONNX.optimizer.rewrite(fgraph)
+    mode = ONNX.including(*including) if including else ONNX
+    mode.optimizer.rewrite(fgraph)
 
 
-def _serialize(builder, filename, model_name, doc_string, external_data):
+def model_metadata(options: ExportOptions) -> list[tuple[str, str]]:
+    """The metadata_props of an exported model: what made it, then the user's entries."""
+    from pytensor_onnx.compat import PYTENSOR_VERSION
+
+    entries = {"pytensor_version": PYTENSOR_VERSION}
+    if options.float32:
+        entries["pytensor_onnx.float32"] = "float64 values were exported as float32"
+    entries.update(options.metadata)
+    return list(entries.items())
+
+
+def _wants_external_data(builder, options: ExportOptions) -> bool:
+    if options.external_data is not None:
+        return options.external_data
+    nbytes = builder.initializer_nbytes()
+    if nbytes + _GRAPH_HEADROOM <= PROTOBUF_LIMIT:
+        return False
+    if options.filename is None:
+        raise ValueError(
+            f"The model's initializers hold {nbytes} bytes, more than one protobuf message can (2 GiB): "
+            "pass a filename, and the weights go to an external-data file next to it"
+        )
+    return True
+
+
+def _serialize(converted, options: ExportOptions):
     import onnx
 
     from pytensor_onnx import __version__
 
-    if filename is None:
-        data = builder.serialize(graph_name=model_name, doc_string=doc_string, producer_version=__version__)
-        return onnx.load_from_string(data)
-    path = os.fspath(filename)
-    kwargs = {}
+    builder = converted.builder
+    value_docs = {
+        **_docs_by_name(options.input_docs, list(converted.input_names), "input_docs"),
+        **_docs_by_name(options.output_docs, list(converted.output_names), "output_docs"),
+    }
+    common = dict(
+        graph_name=options.model_name, doc_string=options.doc_string, producer_version=__version__,
+        metadata=model_metadata(options), value_docs=value_docs,
+    )
+    external_data = _wants_external_data(builder, options)
+    if options.filename is None:
+        return onnx.load_from_string(builder.serialize(**common))
+    path = os.fspath(options.filename)
     if external_data:
         location = os.path.basename(path) + ".data"
-        kwargs = dict(
+        common.update(
             external_data_path=os.path.join(os.path.dirname(os.path.abspath(path)), location),
             external_data_location=location,
             external_data_threshold=EXTERNAL_DATA_THRESHOLD,
         )
-    data = builder.serialize(graph_name=model_name, doc_string=doc_string, producer_version=__version__, **kwargs)
+    data = builder.serialize(**common)
     with open(path, "wb") as f:
         f.write(data)
-    logger.info("wrote ONNX model to %s (%d bytes)", path, len(data))
+    logger.info("wrote ONNX model to %s (%d bytes%s)", path, len(data), ", external data" if external_data else "")
     return onnx.load_from_string(data) if not external_data else onnx.load(path)
 
 
@@ -148,7 +250,11 @@ def export_onnx(
     optimize: bool = True,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    external_data: bool = False,
+    external_data: bool | None = None,
+    float32: bool = False,
+    metadata: Mapping[str, str] | None = None,
+    input_docs: Mapping[str, str] | Sequence[str] | None = None,
+    output_docs: Mapping[str, str] | Sequence[str] | None = None,
 ):
     """Export the symbolic graph from ``inputs`` to ``outputs`` as an ONNX model.
 
@@ -171,10 +277,22 @@ def export_onnx(
         passes before writing.
     input_names, output_names
         ONNX names for the graph inputs and outputs (default: the variables'
-        names where unique, else ``input_<i>`` / ``output_<i>``).
+        names where valid and unique, else ``input_<i>`` / ``output_<i>``).
     external_data
         With ``filename``: store initializers of at least 1 KiB in
-        ``<filename>.data`` next to the model (needed beyond 2 GiB).
+        ``<filename>.data`` next to the model. ``None`` (default): only when
+        the initializers exceed what one protobuf message holds (2 GiB).
+    float32
+        Compute and store in float32 what the graph computes in float64
+        (inputs, outputs, weights and every operation), for runtimes and
+        devices where float32 is faster or the only choice. Costs precision:
+        see docs/deploying.md.
+    metadata
+        Extra ``metadata_props`` entries (strings). The model always records
+        ``pytensor_version``; producer name and version are pytensor-onnx's.
+    input_docs, output_docs
+        Documentation of the graph inputs/outputs (their ``doc_string``): a
+        mapping by ONNX name, or a list aligned with inputs/outputs.
 
     Returns
     -------
@@ -184,31 +302,37 @@ def export_onnx(
     outputs = _as_variable_list(outputs, "outputs")
     if not outputs:
         raise ValueError("outputs is empty; an ONNX model needs at least one output")
-    opset_version = _check_opset(opset_version)
-    input_names = _check_names(input_names, "input_names")
-    output_names = _check_names(output_names, "output_names")
-    _check_model_args(model_name, doc_string, filename, external_data)
-    fgraph, shared_values = _build_fgraph(inputs, outputs)
-    return _export_fgraph(
-        fgraph, shared_values, filename, opset_version, model_name, doc_string, optimize,
-        input_names, output_names, external_data,
+    options = ExportOptions(
+        filename, opset_version, model_name, doc_string, optimize, input_names, output_names,
+        external_data, float32, metadata, input_docs, output_docs,
     )
+    fgraph, shared_values = _build_fgraph(inputs, outputs)
+    return export_fgraph(fgraph, shared_values, options)
 
 
-def _export_fgraph(fgraph, shared_values, filename, opset_version, model_name, doc_string, optimize,
-                   input_names, output_names, external_data):
-    if optimize:
-        _rewrite(fgraph)
+def export_fgraph(fgraph, shared_values, options: ExportOptions, *, rewrites_including=()):
+    """Export a FunctionGraph (its shared-variable inputs baked in with ``shared_values``).
+
+    ``rewrites_including`` names rewrites to run besides the ONNX mode's (for
+    callers such as ``pytensor_onnx.pymc`` whose graphs need their library's
+    own rewrites).
+    """
+    if options.optimize:
+        _rewrite(fgraph, rewrites_including)
     converted = fgraph_to_onnx(
         fgraph,
-        opset_version=opset_version,
+        opset_version=options.opset_version,
         shared_as_initializers=True,
         initializer_values=shared_values,
-        optimize=optimize,
-        input_names=input_names,
-        output_names=output_names,
+        optimize=options.optimize,
+        input_names=options.input_names,
+        output_names=options.output_names,
     )
-    return _serialize(converted.builder, filename, model_name, doc_string, external_data)
+    if options.float32:
+        converted.builder.demote_float64()
+        # Casts between float64 and float32 are now no-ops; drop them.
+        converted.builder.optimize(fold_constants=options.optimize, cse=options.optimize)
+    return _serialize(converted, options)
 
 
 def export_function_onnx(
@@ -218,19 +342,28 @@ def export_function_onnx(
     opset_version: int = ONNX_OPSET_VERSION,
     model_name: str = "pytensor_function",
     doc_string: str = "",
-    external_data: bool = False,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    external_data: bool | None = None,
+    float32: bool = False,
+    metadata: Mapping[str, str] | None = None,
+    input_docs: Mapping[str, str] | Sequence[str] | None = None,
+    output_docs: Mapping[str, str] | Sequence[str] | None = None,
 ):
     """Export a compiled ``pytensor.function`` (any mode) to an ONNX model.
 
     The function's explicit inputs become graph inputs; its shared variables
     are baked in with the values the function currently holds. Updates are not
-    part of the model (an ONNX model is a pure function of its inputs).
+    part of the model (an ONNX model is a pure function of its inputs). The
+    other arguments are those of :func:`export_onnx`.
     """
     maker = getattr(fn, "maker", None)
     if maker is None or not hasattr(maker, "inputs"):
         raise TypeError(f"fn must be a compiled pytensor.function, got {type(fn).__name__}")
-    opset_version = _check_opset(opset_version)
-    _check_model_args(model_name, doc_string, filename, external_data)
+    options = ExportOptions(
+        filename, opset_version, model_name, doc_string, True, input_names, output_names,
+        external_data, float32, metadata, input_docs, output_docs,
+    )
     explicit = [inp.variable for inp in maker.inputs if not inp.implicit]
     shared_values = {
         inp.variable: container.data
@@ -241,9 +374,7 @@ def export_function_onnx(
     if not outputs:
         raise ValueError("fn has no outputs (only updates); an ONNX model needs at least one output")
     fgraph, values = _build_fgraph(explicit, outputs, shared_values)
-    return _export_fgraph(
-        fgraph, values, filename, opset_version, model_name, doc_string, True, None, None, external_data,
-    )
+    return export_fgraph(fgraph, values, options)
 
 
 def compile_onnx(inputs, outputs, *, opset_version: int | None = None, session_options=None, providers=None,

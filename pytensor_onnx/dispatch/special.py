@@ -12,7 +12,7 @@ SciPy's, which shifts by the maximum only where it is finite (a slice with
 import numpy as np
 from pytensor.tensor.special import LogSoftmax, Softmax
 
-from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, softmax_axes
+from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, SoftmaxGrad, softmax_axes
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.math import reduce
 
@@ -55,3 +55,13 @@ def _rule(log):
 
 onnx_funcify.register(Softmax)(_rule(log=False))
 onnx_funcify.register(LogSoftmax)(_rule(log=True))
+
+
+if SoftmaxGrad is not None:
+
+    @onnx_funcify.register(SoftmaxGrad)
+    def _softmax_grad(op, node, g, dy, sm):
+        # SoftmaxGrad.perform (PyTensor 2.38): dy*sm - sum(dy*sm, axis, keepdims) * sm.
+        dy_sm = g.op("Mul", dy, sm)
+        total = g.op("ReduceSum", dy_sm, axes=softmax_axes(op, sm.rank), keepdims=1)
+        return g.op("Sub", dy_sm, g.op("Mul", total, sm))

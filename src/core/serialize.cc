@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "errors.h"
@@ -142,6 +143,23 @@ void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* e
   for (const Value* out : graph.outputs()) fill_value_info(*out, *proto.add_output());
 }
 
+// Documentation of the main graph's inputs and outputs; a name that is
+// neither is a caller's mistake, not something to drop silently.
+void add_docs(const std::map<std::string, std::string>& docs, pb::GraphProto& graph) {
+  std::set<std::string> used;
+  auto document = [&](pb::ValueInfoProto& info) {
+    auto found = docs.find(info.name());
+    if (found == docs.end()) return;
+    info.set_doc_string(found->second);
+    used.insert(found->first);
+  };
+  for (auto& info : *graph.mutable_input()) document(info);
+  for (auto& info : *graph.mutable_output()) document(info);
+  for (const auto& [name, doc] : docs) {
+    if (!used.count(name)) throw BuildError("documentation given for '" + name + "', which is not a graph input or output");
+  }
+}
+
 }  // namespace
 
 std::string serialize_model(const GraphBuilder& builder, const ModelOptions& options) {
@@ -161,6 +179,14 @@ std::string serialize_model(const GraphBuilder& builder, const ModelOptions& opt
   ExternalDataWriter external(options);
   fill_graph(builder.graph(), *model.mutable_graph(), &external);
   if (!options.graph_name.empty()) model.mutable_graph()->set_name(options.graph_name);
+  add_docs(options.value_docs, *model.mutable_graph());
+  std::set<std::string> keys;
+  for (const auto& [key, value] : options.metadata) {
+    if (!keys.insert(key).second) throw BuildError("metadata key '" + key + "' given twice");
+    auto* entry = model.add_metadata_props();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
     throw BuildError("protobuf serialization failed (a model over 2 GiB needs external data: pass a filename)");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,10 @@ struct ModelOptions {
   std::string producer_version;
   std::string graph_name;  // empty: keep the graph's name
   std::string doc_string;
+  // ModelProto.metadata_props, in this order (keys must be unique).
+  std::vector<std::pair<std::string, std::string>> metadata;
+  // doc_string of the main graph's inputs and outputs, by name.
+  std::map<std::string, std::string> value_docs;
   // When external_data_path is set, initializers of at least
   // external_data_threshold bytes are written there (at 4 KiB-aligned offsets,
   // so runtimes can map them) and the model records `external_data_location`

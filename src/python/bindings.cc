@@ -1,6 +1,7 @@
 // pytensor_onnx._core: the C++ graph builder, exposed to the Python rules.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -11,6 +12,7 @@
 #include "errors.h"
 #include "kernels.h"
 #include "opset.h"
+#include "passes/demote_float64.h"
 #include "passes/pass_manager.h"
 #include "recipes/registry.h"
 #include "serialize.h"
@@ -308,6 +310,19 @@ NB_MODULE(_core, m) {
           nb::arg("fold_constants") = true, nb::arg("cse") = true,
           "Run dead-node elimination, constant folding of shape arithmetic, initializer dedup, CSE and "
           "cast/identity cleanup to a fixed point.")
+      .def(
+          "demote_float64",
+          [](GraphBuilder& g) { return demote_float64_to_float32(g.graph()); },
+          "Make every float64 value, initializer and dtype attribute float32 (float32 export); run "
+          "optimize() afterwards to drop the Casts that became no-ops. Returns whether anything changed.")
+      .def(
+          "initializer_nbytes",
+          [](const GraphBuilder& g) {
+            size_t total = 0;
+            for (const Value* v : g.graph().initializers()) total += v->constant->nbytes();
+            return total;
+          },
+          "Bytes held by the main graph's initializers (what decides whether a model needs external data).")
       .def("node_types", [](const GraphBuilder& g) {
         std::vector<std::string> types;
         for (const Node* n : g.graph().nodes()) types.push_back(n->op_type);
@@ -317,8 +332,11 @@ NB_MODULE(_core, m) {
           "serialize",
           [](const GraphBuilder& g, const std::string& graph_name, const std::string& doc_string,
              const std::string& producer_version, const std::string& external_data_path,
-             const std::string& external_data_location, size_t external_data_threshold) {
+             const std::string& external_data_location, size_t external_data_threshold,
+             std::vector<std::pair<std::string, std::string>> metadata, std::map<std::string, std::string> value_docs) {
             ModelOptions options;
+            options.metadata = std::move(metadata);
+            options.value_docs = std::move(value_docs);
             options.graph_name = graph_name;
             options.doc_string = doc_string;
             options.producer_version = producer_version;
@@ -334,5 +352,9 @@ NB_MODULE(_core, m) {
           },
           nb::arg("graph_name") = "", nb::arg("doc_string") = "", nb::arg("producer_version") = "",
           nb::arg("external_data_path") = "", nb::arg("external_data_location") = "",
-          nb::arg("external_data_threshold") = 1024, "The ModelProto bytes.");
+          nb::arg("external_data_threshold") = 1024,
+          nb::arg("metadata") = std::vector<std::pair<std::string, std::string>>{},
+          nb::arg("value_docs") = std::map<std::string, std::string>{},
+          "The ModelProto bytes; `metadata` becomes metadata_props, `value_docs` the doc_string of graph "
+          "inputs and outputs by name.");
 }

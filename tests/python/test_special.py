@@ -131,3 +131,17 @@ def test_softmax_gradient_graph(rng):
     x = pt.tensor("x", dtype="float64", shape=(None, None))
     cost = (log_softmax(x, axis=1) * pt.arange(3)).sum()
     compare_onnx_and_py([x], [pt.grad(cost, x)], [rng.normal(size=(2, 3))])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softmax_gradient(axis, dtype, rng):
+    # PyTensor 2.38 differentiates Softmax with its SoftmaxGrad Op (PyMC's
+    # samplers meet it in simplex-transformed models); 3.x with a graph.
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    weights = pt.as_tensor(rng.normal(size=(2, 3)).astype(dtype))
+    grad = pt.grad((softmax(x, axis=axis) * weights).sum(), x)
+    fn, _ = compare_onnx_and_py([x], [grad], [rng.normal(size=(2, 3)).astype(dtype)],
+                                rtol=1e-5 if dtype == "float32" else 1e-12)
+    if compat.SoftmaxGrad is not None:
+        assert_converted(fn, compat.SoftmaxGrad)
