@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "builder.h"
+#include "errors.h"
 #include "onnx_isolated.pb.h"
 #include "opset.h"
 #include "serialize.h"
@@ -43,6 +44,27 @@ TEST(Serialize, ModelHeaderGraphAndInitializers) {
   EXPECT_EQ(graph.node(0).op_type(), "Mul");
   EXPECT_EQ(graph.output(0).name(), "y");
   EXPECT_EQ(graph.output(0).type().tensor_type().elem_type(), static_cast<int>(DType::Float64));
+}
+
+TEST(Serialize, MetadataAndDocsOfInputsAndOutputs) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  g.output(g.op1("Exp", {x}), "y");
+  ModelOptions options;
+  options.metadata = {{"b_key", "2"}, {"a_key", "{\"json\": true}"}};
+  options.value_docs = {{"x", "the input"}, {"y", "exp of x"}};
+  pb::ModelProto model = parse(serialize_model(g, options));
+  ASSERT_EQ(model.metadata_props_size(), 2);
+  EXPECT_EQ(model.metadata_props(0).key(), "b_key");  // in the given order
+  EXPECT_EQ(model.metadata_props(1).value(), "{\"json\": true}");
+  EXPECT_EQ(model.graph().input(0).doc_string(), "the input");
+  EXPECT_EQ(model.graph().output(0).doc_string(), "exp of x");
+
+  options.value_docs = {{"z", "no such value"}};
+  EXPECT_THROW(serialize_model(g, options), BuildError);
+  options.value_docs = {};
+  options.metadata = {{"k", "1"}, {"k", "2"}};
+  EXPECT_THROW(serialize_model(g, options), BuildError);
 }
 
 TEST(Serialize, IrVersionFollowsTheOpset) {
