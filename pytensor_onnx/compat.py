@@ -15,6 +15,7 @@ versions themselves.
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ from pytensor.tensor.special import LogSoftmax, Softmax
 #: The installed PyTensor version string (for messages and metadata only).
 PYTENSOR_VERSION = pytensor.__version__
 
+try:  # 3.3+: conditionals live in pytensor.conditional (pytensor.ifelse warns)
+    from pytensor.conditional.op import IfElse, LazyIfElse, ifelse
+except ImportError:
+    from pytensor.ifelse import IfElse, ifelse
+
+    #: The conditional whose branches are ``OpFromGraph``s (3.3+), else None.
+    LazyIfElse = None
+
 #: Vector-index subtensor ops; ``None`` on lines that removed them (3.3+),
 #: where ``x[v]`` is an ``AdvancedSubtensor``.
 AdvancedSubtensor1 = getattr(_subtensor, "AdvancedSubtensor1", None)
@@ -40,7 +49,7 @@ Ger = getattr(_blas, "Ger", None)
 
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger"})
+LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "LazyIfElse"})
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.
@@ -125,3 +134,4 @@ RESHAPE_DIMS_REWRITES = tuple(
     for name in ("local_join_dims", "local_split_dims", "local_join_dims_to_reshape", "local_split_dims_to_reshape")
     if hasattr(_reshape_rewrites, name)
 )
+
