@@ -15,6 +15,7 @@ versions themselves.
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
 | ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 """
 
@@ -135,3 +136,23 @@ RESHAPE_DIMS_REWRITES = tuple(
     if hasattr(_reshape_rewrites, name)
 )
 
+
+
+def _scan_save_mem_without_prealloc():
+    try:  # 3.3+
+        from pytensor.scan.rewriting.trace import scan_reduce_trace_no_prealloc
+
+        return scan_reduce_trace_no_prealloc
+    except ImportError:
+        from pytensor.scan.rewriting import scan_save_mem_no_prealloc
+
+        return scan_save_mem_no_prealloc
+
+
+#: The scan-save-mem node rewriter for backends that do not preallocate
+#: outputs (JAX, Numba): it shrinks Scan buffers to what the graph reads.
+SCAN_SAVE_MEM_WITHOUT_PREALLOC = _scan_save_mem_without_prealloc()
+
+#: Names of the preallocating scan-save-mem rewrites in ``optdb`` on the
+#: supported lines (2.38, 3.3); the ONNX mode runs the variant above instead.
+SCAN_SAVE_MEM_WITH_PREALLOC_NAMES = ("scan_save_mem_prealloc", "scan_reduce_trace_prealloc")

@@ -89,6 +89,9 @@ class ONNXLinker(JITLinker):
         "fusion",
         "local_careduce_fusion",
         "inplace",
+        # The preallocating scan-save-mem rewrite (2.38's and 3.3's names);
+        # mode.py registers the variant without preallocation instead.
+        "scan_save_mem_prealloc",
         "scan_reduce_trace_prealloc",
     )
 
