@@ -82,15 +82,20 @@ def _stack(g, rows):
     return rows[0] if len(rows) == 1 else g.op("Concat", *rows, axis=0)
 
 
-def _with_row_shape(g, stacked, like):
-    """``stacked`` (a Loop scan output) with ``like``'s trailing dims: after
-    zero iterations ONNX Runtime gives 0 for every dim it cannot infer, and an
-    empty tensor reshapes to any shape of no elements."""
+def _after_steps(g, steps, stacked, others, *, stacked_last=False):
+    """``stacked`` (rows a Loop stacked) concatenated with ``others``.
+
+    After zero iterations ONNX Runtime gives a stacked output 0 for every dim
+    it cannot infer, which Concat would reject: an If leaves it out then."""
+    pieces = [*others, stacked] if stacked_last else [stacked, *others]
     if stacked.shape is not None and all(isinstance(d, int) for d in stacked.shape[1:]):
-        return stacked
-    target = g.op("Concat", g.op("Unsqueeze", _rows(g, stacked), axes=[0]),
-                  g.op("Slice", g.op("Shape", like), int64_const(g, [1]), int64_const(g, [INT64_MAX])), axis=0)
-    return g.op("Reshape", stacked, target)
+        return g.op("Concat", *pieces, axis=0)
+    ran = g.subgraph("scan_ran")
+    ran.output(ran.op("Concat", *pieces, axis=0), "scan_rows")
+    did_not_run = g.subgraph("scan_did_not_run")
+    did_not_run.output(others[0] if len(others) == 1 else did_not_run.op("Concat", *others, axis=0), "scan_rows")
+    ran_at_all = g.op("Greater", steps.done, int64_const(g, 0))
+    return g.op("If", ran_at_all, then_branch=ran, else_branch=did_not_run)
 
 
 def _zero_rows(g, count, like):
@@ -322,9 +327,9 @@ def _scan(op, node, g, n_steps, *outer):
     for buffer, length, lowest, width, _ in mit_mot_windows:
         final_window = finals[final_position : final_position + width]
         final_position += width
-        finished = _with_row_shape(g, stacked.pop(0), buffer)
+        finished = stacked.pop(0)
         rest = _rows_between(g, buffer, g.op("Add", done, int64_const(g, width)), int64_const(g, INT64_MAX))
-        whole = g.op("Concat", finished, _stack(g, final_window), rest, axis=0)
+        whole = _after_steps(g, steps, finished, [_stack(g, final_window), rest])
         outputs.append(_rows_between(g, whole, int64_const(g, 0), length))
 
     for (buffer, length, depth, _), keep in zip(traced_windows, traced_keep_history):
@@ -333,7 +338,7 @@ def _scan(op, node, g, n_steps, *outer):
         history_length = g.op("Add", done, int64_const(g, depth))
         if keep:
             initial = _rows_between(g, buffer, int64_const(g, 0), int64_const(g, depth))
-            known = g.op("Concat", initial, _with_row_shape(g, stacked.pop(0), buffer), axis=0)
+            known = _after_steps(g, steps, stacked.pop(0), [initial], stacked_last=True)
             offset = None
         else:
             known = _stack(g, final_window)
@@ -346,7 +351,9 @@ def _scan(op, node, g, n_steps, *outer):
 
     for size, var in zip(nit_sot_sizes, node.outputs[n_mit_mot + n_mit_sot + n_sit_sot :]):
         known = stacked.pop(0)
-        outputs.append(_lay_out(g, steps, known, None, done, g.cast(size, "int64")))
+        # A zero-step run returns no rows, whatever the buffer size (Scan.perform).
+        size = g.op("Where", steps.none_requested, int64_const(g, 0), g.cast(size, "int64"))
+        outputs.append(_lay_out(g, steps, known, None, done, size))
 
     outputs.extend(finals[final_position : final_position + n_untraced])
     return outputs
