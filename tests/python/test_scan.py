@@ -296,3 +296,19 @@ def test_scan_carrying_a_random_generator_is_unsupported():
               for k, v in enumerate(node.inputs)]
     with pytest.raises(NotImplementedError, match="Scan.*carries.*RandomGeneratorType"):
         onnx_funcify(node.op, node, g, *values)
+
+
+@pytest.mark.parametrize("select", ["last", "last_two"])
+def test_buffer_of_static_length_carries_only_the_taps(select, rng):
+    # With a buffer PyTensor knows holds just the taps, the Loop carries the
+    # last values and stacks nothing.
+    init = pt.tensor("init", shape=(2,))
+    n = pt.lscalar("n")
+    fib = scan(lambda f2, f1: f1 + 0.5 * f2, outputs_info=[dict(initial=init, taps=[-2, -1])], n_steps=n)
+    out = fib[-1] if select == "last" else fib[-2:]
+    for steps in (6, 1) if select == "last" else (6, 1, 0):  # fib[-1] of no steps is an IndexError
+        fn, _ = compare_onnx_and_py([init, n], [out], [rng.normal(size=2), np.int64(steps)])
+    (scan_node,) = [node for node in fn.maker.fgraph.apply_nodes if isinstance(node.op, Scan)]
+    (loop,) = [node for node in fn.maker.linker.onnx_model.graph.node if node.op_type == "Loop"]
+    if scan_node.inputs[1].type.shape[0] == 2:
+        assert len(loop.output) == 2  # the two carried taps, no stacked history
