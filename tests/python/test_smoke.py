@@ -66,6 +66,12 @@ def _math(rng):
     return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
 
 
+def _scan(rng):
+    x, x0 = pt.vector("x"), pt.scalar("x0")
+    ys = pytensor.scan(lambda xt, prev: 0.5 * prev + xt, sequences=[x], outputs_info=[x0], return_updates=False)
+    return [x, x0], [ys, pytensor.grad(ys.sum(), x)], [rng.normal(size=4), np.float64(1.0)]
+
+
 def _scalar(rng):
     x = pt.ivector("x")
     return [x], [x // 3, x % 3, pt.round(x * 0.5)], [np.array([-7, 0, 5], dtype="int32")]
@@ -102,6 +108,7 @@ CASES = {
     "math": _math,
     "raise_op": _raise_op,
     "scalar": _scalar,
+    "scan": _scan,
     "shape": _shape,
     "special": _special,
     "subtensor": _subtensor,
