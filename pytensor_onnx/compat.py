@@ -16,10 +16,13 @@ versions themselves.
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
+| Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
 | ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 """
 
 from __future__ import annotations
+
+import importlib.util
 
 import pytensor
 import pytensor.tensor.blas as _blas
@@ -156,3 +159,15 @@ SCAN_SAVE_MEM_WITHOUT_PREALLOC = _scan_save_mem_without_prealloc()
 #: Names of the preallocating scan-save-mem rewrites in ``optdb`` on the
 #: supported lines (2.38, 3.3); the ONNX mode runs the variant above instead.
 SCAN_SAVE_MEM_WITH_PREALLOC_NAMES = ("scan_save_mem_prealloc", "scan_reduce_trace_prealloc")
+
+#: Whether compiling a function rewrites each Scan's inner graph with the
+#: function's own mode (3.3+); before, ``op.fgraph`` stays as ``scan()`` built
+#: it (``Scan.fn`` optimizes a copy for the C backend).
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent is a module, not a package
+        return False
+
+
+SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE = _has_module("pytensor.scan.rewriting.inner_graph")

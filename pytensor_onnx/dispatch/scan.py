@@ -42,6 +42,7 @@ from pytensor.tensor.exceptions import NotScalarConstantError
 from pytensor.tensor.shape import Shape_i
 from pytensor.tensor.type import TensorType
 
+from pytensor_onnx.compat import SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE
 from pytensor_onnx.dispatch.basic import convert_nodes, lookup, onnx_funcify
 from pytensor_onnx.dispatch.ifelse import truth
 from pytensor_onnx.dispatch.raise_op import check, check_node_name
@@ -71,10 +72,6 @@ def _row(g, x, index):
 
 def _rows_between(g, x, start, end):
     return g.op("Slice", x, g.op("Unsqueeze", start, axes=[0]), g.op("Unsqueeze", end, axes=[0]), int64_const(g, [0]))
-
-
-def _clamped_row(g, x, index: int, length):
-    return _row(g, x, g.op("Min", int64_const(g, index), g.op("Sub", length, int64_const(g, 1))))
 
 
 def _stack(g, rows):
@@ -160,11 +157,25 @@ def _never_negative(var) -> bool:
         return False
 
 
+def inner_graph(op):
+    """The Scan's inner graph, rewritten as the ONNX mode rewrites graphs:
+    fewer nodes in the Loop body run on every step. (PyTensor 3.3+ has done
+    so when compiling with mode ONNX; its graph is used as it is.)"""
+    if SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE:
+        return op.fgraph
+    from pytensor_onnx.mode import ONNX
+
+    fgraph = op.fgraph.clone()
+    ONNX.optimizer.rewrite(fgraph)
+    return fgraph
+
+
 @onnx_funcify.register(Scan)
 def _scan(op, node, g, n_steps, *outer):
     info = op.info
-    inner_inputs = list(op.fgraph.inputs)
-    inner_outputs = list(op.fgraph.outputs)
+    fgraph = inner_graph(op)
+    inner_inputs = list(fgraph.inputs)
+    inner_outputs = list(fgraph.outputs)
     for var in [*node.inputs[1:], *node.outputs, *inner_inputs, *inner_outputs]:
         if not isinstance(var.type, TensorType):
             raise _unsupported(node, f"it carries {var} of type {var.type}; ONNX Loops carry tensors only")
@@ -228,13 +239,17 @@ def _scan(op, node, g, n_steps, *outer):
             raise _unsupported(node, f"mit-mot taps in={in_taps} out={out_taps} (reads wrap around the buffer)")
         width = max(max(in_taps), max(out_taps)) - lowest + 1
         length = _rows(g, buffer)
+        # Zero rows past the end: the window may reach beyond the buffer (rows
+        # no step reads); the rows entering the window come as a sequence.
+        padded = g.op("Concat", buffer, _zero_rows(g, int64_const(g, width), buffer), axis=0)
+        entering = _rows_between(g, padded, int64_const(g, width), int64_const(g, INT64_MAX))
         window = [
-            carry(_clamped_row(g, buffer, j, length), f"mitmot{k}_row{j}", buffer.dtype, buffer.rank - 1)
+            carry(_row(g, padded, int64_const(g, j)), f"mitmot{k}_row{j}", buffer.dtype, buffer.rank - 1)
             for j in range(width)
         ]
         for var, tap in zip(inner(len(in_taps)), in_taps):
             env[var] = window[tap - lowest]
-        mit_mot_windows.append((buffer, length, lowest, width, window))
+        mit_mot_windows.append((buffer, length, lowest, width, window, entering))
 
     # Mit-sot / sit-sot: the last m values.
     traced_windows = []
@@ -265,7 +280,7 @@ def _scan(op, node, g, n_steps, *outer):
 
     counter = carry(int64_const(g, 0), "steps_done", "int64", 0) if info.as_while else None
 
-    convert_nodes(op.fgraph.toposort(), body, env, outputs=inner_outputs)
+    convert_nodes(fgraph.toposort(), body, env, outputs=inner_outputs)
     results = [lookup(body, env, var) for var in inner_outputs]
     result_position = 0
 
@@ -276,14 +291,12 @@ def _scan(op, node, g, n_steps, *outer):
         return values
 
     # Mit-mot: write the out taps into the window, emit its first row, shift.
-    for (buffer, length, lowest, width, window), out_taps in zip(mit_mot_windows, info.mit_mot_out_slices):
+    for (buffer, length, lowest, width, window, entering), out_taps in zip(mit_mot_windows, info.mit_mot_out_slices):
         updated = list(window)
         for tap, value in zip(out_taps, results_of(len(out_taps))):
             updated[tap - lowest] = body.cast(value, buffer.dtype)
         scan_outs.append(updated[0])
-        entering = _row(body, buffer, body.op("Min", body.op("Add", iteration, int64_const(body, width)),
-                                              body.op("Sub", length, int64_const(body, 1))))
-        carried_out.extend([*updated[1:], entering])
+        carried_out.extend([*updated[1:], _row(body, entering, iteration)])
 
     # Mit-sot / sit-sot: shift the new value in; keep the history if needed.
     traced_keep_history = []
@@ -324,7 +337,7 @@ def _scan(op, node, g, n_steps, *outer):
 
     outputs = []
     final_position = 0
-    for buffer, length, lowest, width, _ in mit_mot_windows:
+    for buffer, length, lowest, width, *_ in mit_mot_windows:
         final_window = finals[final_position : final_position + width]
         final_position += width
         finished = stacked.pop(0)
