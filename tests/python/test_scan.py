@@ -312,3 +312,49 @@ def test_buffer_of_static_length_carries_only_the_taps(select, rng):
     (loop,) = [node for node in fn.maker.linker.onnx_model.graph.node if node.op_type == "Loop"]
     if scan_node.inputs[1].type.shape[0] == 2:
         assert len(loop.output) == 2  # the two carried taps, no stacked history
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_every_tap_kind_in_one_scan_across_opsets(opset, rng):
+    x = pt.vector("x")
+    s0 = pt.scalar("s0")
+    init = pt.vector("init")
+    counter = pytensor.shared(np.float64(0.0), name="counter")
+
+    def step(before, now, prev, m2, m1):
+        return (prev * 0.5 + before - now, m1 - 0.25 * m2 + now, prev * now), {counter: counter + now}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        (sit, mit, nit), updates = pytensor.scan(
+            step,
+            sequences=[dict(input=x, taps=[-1, 0])],
+            outputs_info=[s0, dict(initial=init, taps=[-2, -1]), None],
+        )
+    outputs = [sit, mit, nit, *updates.values()]
+    compare_onnx_and_py([x, s0, init], outputs, [rng.normal(size=6), np.float64(1), rng.normal(size=2)],
+                        opset_version=opset)
+
+
+@pytest.mark.parametrize("select", ["last", "last_three"])
+def test_export_of_a_function_compiled_for_the_c_backend(select, rng):
+    # The C backend's rewrites keep one extra slot in shrunk buffers
+    # (preallocation) and make the Scan work in place; the export still
+    # gives PyTensor's results.
+    from pytensor.compile.mode import Mode
+
+    from pytensor_onnx import export_function_onnx
+    from helpers import run_model
+
+    x = pt.vector("x")
+    s0 = pt.scalar("s0")
+    init = pt.vector("init")
+    sit, mit = scan(lambda xt, prev, m2, m1: (prev * 0.5 + xt, m1 - 0.25 * m2 + xt), sequences=[x],
+                    outputs_info=[s0, dict(initial=init, taps=[-2, -1])])
+    pick = (lambda v: v[-1]) if select == "last" else (lambda v: v[-3:])
+    c_fn = pytensor.function([x, s0, init], [pick(sit), pick(mit), sit.sum()],
+                             mode=Mode(linker="cvm", optimizer="fast_run"))
+    model = export_function_onnx(c_fn)
+    values = [rng.normal(size=7), np.array(0.5), rng.normal(size=2)]
+    for got, want in zip(run_model(model, *values), c_fn(*values)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
