@@ -101,6 +101,23 @@ def _zero_rows(g, count, like):
     return g.op("Expand", g.const(np.zeros((), dtype=like.dtype)), shape)
 
 
+class _Reader:
+    """Consecutive groups of a list (Scan packs inputs and outputs by kind)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+        self.position = 0
+
+    def take(self, count: int) -> list:
+        values = self.items[self.position : self.position + count]
+        self.position += count
+        return values
+
+    @property
+    def exhausted(self) -> bool:
+        return self.position == len(self.items)
+
+
 class _Steps:
     """Scalars of the run: ``requested`` (n_steps) and ``done`` (steps run;
     fewer only for a while loop that stopped early)."""
@@ -183,14 +200,7 @@ def _scan(op, node, g, n_steps, *outer):
     n_mit_mot, n_mit_sot, n_sit_sot = len(info.mit_mot_in_slices), len(info.mit_sot_in_slices), len(info.sit_sot_in_slices)
     n_untraced = info.n_untraced_sit_sot
     # Outer inputs (after n_steps).
-    position = 0
-
-    def take(count):
-        nonlocal position
-        values = list(outer[position : position + count])
-        position += count
-        return values
-
+    take = _Reader(outer).take
     seqs = take(info.n_seqs)
     mit_mot_buffers = take(n_mit_mot)
     traced_buffers = take(n_mit_sot + n_sit_sot)
@@ -218,13 +228,8 @@ def _scan(op, node, g, n_steps, *outer):
         carried_init.append(init)
         return body.input(name, dtype, [None] * rank)
 
-    inner_position = 0
-
-    def inner(count):
-        nonlocal inner_position
-        values = inner_inputs[inner_position : inner_position + count]
-        inner_position += count
-        return values
+    inner_reader = _Reader(inner_inputs)
+    inner = inner_reader.take
 
     # Sequences.
     for var, seq in zip(inner(info.n_seqs), seqs):
@@ -275,20 +280,14 @@ def _scan(op, node, g, n_steps, *outer):
     # Non-sequences: read from the enclosing graph.
     for var, value in zip(inner(info.n_non_seqs), non_seqs):
         env[var] = value
-    if inner_position != len(inner_inputs):
+    if not inner_reader.exhausted:
         raise _unsupported(node, "its inner inputs do not match its ScanInfo")
 
     counter = carry(int64_const(g, 0), "steps_done", "int64", 0) if info.as_while else None
 
     convert_nodes(fgraph.toposort(), body, env, outputs=inner_outputs)
     results = [lookup(body, env, var) for var in inner_outputs]
-    result_position = 0
-
-    def results_of(count):
-        nonlocal result_position
-        values = results[result_position : result_position + count]
-        result_position += count
-        return values
+    results_of = _Reader(results).take
 
     # Mit-mot: write the out taps into the window, emit its first row, shift.
     for (buffer, length, lowest, width, window, entering), out_taps in zip(mit_mot_windows, info.mit_mot_out_slices):
@@ -336,18 +335,16 @@ def _scan(op, node, g, n_steps, *outer):
     steps = _Steps(g, requested, done, may_stop_early=info.as_while)
 
     outputs = []
-    final_position = 0
+    final_values = _Reader(finals)
     for buffer, length, lowest, width, *_ in mit_mot_windows:
-        final_window = finals[final_position : final_position + width]
-        final_position += width
+        final_window = final_values.take(width)
         finished = stacked.pop(0)
         rest = _rows_between(g, buffer, g.op("Add", done, int64_const(g, width)), int64_const(g, INT64_MAX))
         whole = _after_steps(g, steps, finished, [_stack(g, final_window), rest])
         outputs.append(_rows_between(g, whole, int64_const(g, 0), length))
 
     for (buffer, length, depth, _), keep in zip(traced_windows, traced_keep_history):
-        final_window = finals[final_position : final_position + depth]
-        final_position += depth
+        final_window = final_values.take(depth)
         history_length = g.op("Add", done, int64_const(g, depth))
         if keep:
             initial = _rows_between(g, buffer, int64_const(g, 0), int64_const(g, depth))
@@ -368,5 +365,5 @@ def _scan(op, node, g, n_steps, *outer):
         size = g.op("Where", steps.none_requested, int64_const(g, 0), g.cast(size, "int64"))
         outputs.append(_lay_out(g, steps, known, None, done, size))
 
-    outputs.extend(finals[final_position : final_position + n_untraced])
+    outputs.extend(final_values.take(n_untraced))
     return outputs
