@@ -156,10 +156,6 @@ def _scan_save_mem_without_prealloc():
 #: outputs (JAX, Numba): it shrinks Scan buffers to what the graph reads.
 SCAN_SAVE_MEM_WITHOUT_PREALLOC = _scan_save_mem_without_prealloc()
 
-#: Names of the preallocating scan-save-mem rewrites in ``optdb`` on the
-#: supported lines (2.38, 3.3); the ONNX mode runs the variant above instead.
-SCAN_SAVE_MEM_WITH_PREALLOC_NAMES = ("scan_save_mem_prealloc", "scan_reduce_trace_prealloc")
-
 #: Whether compiling a function rewrites each Scan's inner graph with the
 #: function's own mode (3.3+); before, ``op.fgraph`` stays as ``scan()`` built
 #: it (``Scan.fn`` optimizes a copy for the C backend).
