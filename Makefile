@@ -4,6 +4,9 @@
 #   make test         the whole test suite (C++ and Python) on the default leg
 #   make test-legs    the other CI legs: PyMC 5 / PyTensor 2.38 (full suite)
 #                     and the unpinned newest releases on Python 3.13 (smoke)
+#   make deploy-tests exported models in onnxruntime-node, onnxruntime-web
+#                     (Node) and headless Chromium, against PyTensor's numbers
+#   make example-web  serves the example page (examples/web) on port 8000
 #   make lock         re-resolves requirements/<leg>.lock.txt from <leg>.in
 #                     (LOCK_LEGS="newest pymc5" by default)
 #
@@ -33,7 +36,8 @@ CPP_BUILD := build/cpp
 LOCK := flock /tmp/pytensor_onnx_build.lock
 PYTEST_WORKERS ?= 2
 
-.PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean
+.PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean \
+	deploy-deps deploy-tests example-web
 
 all: build
 
@@ -89,6 +93,33 @@ bench: build
 	$(PY) bench/elementwise.py
 	$(PY) bench/conversion.py
 	$(PY) bench/kernel_table_cost.py
+
+# Deployment: Node.js >= 20 (playwright-core needs it; Debian 12's own nodejs
+# is 18, so a machine without node needs NodeSource's or Debian 13's) and
+# Debian's chromium, both from apt when missing; the npm packages exactly as
+# deploy/package-lock.json pins them (npm ci). onnxruntime-node's install
+# script would fetch GPU binaries: skipped, its CPU binary ships in the package.
+DEPLOY_NODE_MODULES := deploy/node_modules/.installed
+
+deploy-deps: $(DEPLOY_NODE_MODULES)
+	@if [ ! -x "$${CHROMIUM:-/usr/bin/chromium}" ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; fi
+
+$(DEPLOY_NODE_MODULES): deploy/package.json deploy/package-lock.json
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm >/dev/null; fi
+	@node -e 'if (+process.versions.node.split(".")[0] < 20) { console.error("Node.js >= 20 needed, found " + process.version); process.exit(1) }'
+	cd deploy && ONNXRUNTIME_NODE_INSTALL_CUDA=skip ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+deploy-tests: build deploy-deps
+	$(PY) -m pytest -q deploy/tests
+
+example-web: build deploy-deps
+	$(PY) examples/web/model.py
+	node deploy/serve.mjs 8000
 
 # Regenerate the supported-op table (tests check it is current). Run on the
 # default leg: the table is written for its PyTensor line.

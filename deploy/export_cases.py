@@ -15,7 +15,7 @@ The cases:
 - ``pymc_*``: a PyMC model's logp and gradient (the hierarchical radon model
   of the Python suite, ``tests/python/pymc_models.py``): flat and
   per-variable inputs, float64 and float32 export;
-- ``example_regression``: the example page's model (``example/model.py``);
+- ``example_regression``: the example page's model (``examples/web/model.py``);
 - ``op_*``: every unary element-wise op and one graph per dispatch module
   (the Python smoke cases, ``tests/python/test_smoke.py``), in float64 and
   exported as float32: the table of what runs where (docs/deploying.md).
@@ -35,7 +35,7 @@ import numpy as np
 DEPLOY = Path(__file__).resolve().parent
 REPO = DEPLOY.parent
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the Python suite's models and smoke cases
-sys.path.insert(0, str(DEPLOY / "example"))
+sys.path.insert(0, str(REPO / "examples" / "web"))
 
 FLOAT64_TOL = dict(rtol=1e-12, atol=1e-12)
 FLOAT32_TOL = dict(rtol=1e-5, atol=1e-6)  # float32 kernels against float32 PyTensor
@@ -117,7 +117,7 @@ def add_graph(writer, name, inputs, outputs, values, *, group, float32=False, to
         feeds = [v.astype("float32") if v.dtype == np.float64 else v for v in feeds]
     writer.add(
         name, lambda path: export_onnx(inputs, outputs, path, float32=float32), feeds, expected,
-        tol or (DEMOTED_TOL if float32 else FLOAT64_TOL), group=group,
+        {**(tol or (DEMOTED_TOL if float32 else FLOAT64_TOL)), "float32_export": float32}, group=group,
     )
 
 
@@ -185,7 +185,8 @@ def add_pymc(writer):
         dtype = "float32" if float32 else "float64"
         writer.add(
             name, lambda path, f=float32: export_logp(model, path, flat=True, float32=f),
-            {"point": vector.astype(dtype)}, {"logp": logp, "dlogp": dlogp}, tol, group="model",
+            {"point": vector.astype(dtype)}, {"logp": logp, "dlogp": dlogp}, {**tol, "float32_export": float32},
+            group="model",
         )
 
     def per_variable(path):

@@ -1,23 +1,25 @@
 """The example page's model: Bayesian linear regression on points the user places.
 
-    python deploy/example/model.py --out deploy/build/example
+    python examples/web/model.py            # writes deploy/build/example/regression.onnx
 
 exports the model's log-density and gradient (``pytensor_onnx.pymc.export_logp``,
-one flat input vector ``point``) with the data as an input (``xy``, one row
-per point), so the page can sample the posterior in the browser (Hamiltonian
-Monte Carlo in ``app.js``) every time the points change.
+one flat input vector ``point`` = [intercept, slope, log(sigma)]) with the data
+as an input (``xy``, one row per point), so the page (``app.js``) can evaluate
+the posterior over (intercept, slope) in the browser every time the user moves
+the points or the noise level.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 #: Where the page expects the model (served under /models/).
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "build" / "example"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "deploy" / "build" / "example"
 
 
 def initial_data() -> np.ndarray:
@@ -46,6 +48,7 @@ def export(out: Path = DEFAULT_OUT) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "regression.onnx"
     export_logp(build(), path, flat=True, data_inputs=["xy"], model_name="regression_logp")
+    (out / "data.json").write_text(json.dumps(initial_data().tolist()))  # the page's first points
     return path
 
 
