@@ -225,7 +225,7 @@ MODELS = [
     ModelCase("student_t_regression", student_t_regression, awaits=("Log1p", "Psi", "GammaLn")),
     ModelCase("dirichlet_mixture", dirichlet_mixture),
     ModelCase("gaussian_process", gaussian_process, awaits=("Cholesky", "ExtractDiag", "SolveTriangular")),
-    ModelCase("ar1_scan", ar1_scan, awaits=("Softplus", "Scan")),
+    ModelCase("ar1_scan", ar1_scan, awaits=("Softplus",)),
     ModelCase("potential_regression", potential_regression),
 ]
 
