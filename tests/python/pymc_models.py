@@ -43,11 +43,15 @@ def _rng(seed):
     return np.random.default_rng(seed)
 
 
+#: The eight schools' effects and their standard errors (Rubin 1981; Gelman et al., BDA3 section 5.5).
+EIGHT_SCHOOLS = (np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0]),
+                 np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0]))
+
+
 def eight_schools_centered():
     import pymc as pm
 
-    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-    sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+    y, sigma = EIGHT_SCHOOLS
     with pm.Model(check_bounds=CHECK_BOUNDS, coords={"school": range(8)}) as model:
         mu = pm.Normal("mu", 0.0, 5.0)
         tau = pm.HalfCauchy("tau", 5.0)
@@ -59,8 +63,7 @@ def eight_schools_centered():
 def eight_schools_noncentered():
     import pymc as pm
 
-    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-    sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+    y, sigma = EIGHT_SCHOOLS
     with pm.Model(check_bounds=CHECK_BOUNDS, coords={"school": range(8)}) as model:
         mu = pm.Normal("mu", 0.0, 5.0)
         tau = pm.HalfCauchy("tau", 5.0)
