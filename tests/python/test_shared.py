@@ -160,3 +160,138 @@ def test_shared_variable_as_export_input_is_rejected(rng):
     x = pt.vector("x")
     with pytest.raises(TypeError, match=r"inputs\[1\] is the shared variable W; shared variables are baked"):
         export_onnx([x, W], [x * W])
+
+
+# Execution mode bakes the shared variables a function does not update into
+# its session as initializers (pytensor_onnx/linker.py); these check that no
+# change of their value is missed.
+
+
+def session_input_names(fn):
+    return [i.name for i in fn.maker.linker.session.get_inputs()]
+
+
+def mlp_function(rng, dtype="float32"):
+    x = pt.matrix("x", dtype=dtype)
+    W = pytensor.shared(rng.normal(size=(3, 4)).astype(dtype), name="W")
+    b = pytensor.shared(rng.normal(size=4).astype(dtype), name="b")
+    fn = pytensor.function([x], pt.tanh(pt.dot(x, W) + b), mode="ONNX")
+    return fn, x, W, b
+
+
+def test_unupdated_shared_variables_are_initializers(rng):
+    fn, _, W, b = mlp_function(rng)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    assert_same_result(fn(value), np.tanh(value @ W.get_value() + b.get_value()), rtol=1e-5)
+    # Only x is fed: W and b live in the session.
+    assert len(session_input_names(fn)) == 1
+
+
+def test_updated_shared_variable_stays_an_input_and_others_are_baked():
+    x = pt.vector("x")
+    scale = pytensor.shared(np.array([2.0, 3.0]), name="scale")
+    acc = pytensor.shared(np.zeros(2), name="acc")
+    fn = pytensor.function([x], acc * scale, updates={acc: acc + x}, mode="ONNX")
+    assert len(session_input_names(fn)) == 2  # x and acc; scale is baked
+    fn(np.array([1.0, 1.0]))
+    assert_same_result(fn(np.array([1.0, 1.0])), np.array([2.0, 3.0]))
+    assert_same_result(acc.get_value(), np.array([2.0, 2.0]))
+
+
+@pytest.mark.parametrize("borrow", [False, True])
+def test_set_value_of_baked_variable_is_seen(rng, borrow):
+    fn, _, W, b = mlp_function(rng)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    fn(value)
+    new_W = rng.normal(size=(3, 4)).astype("float32")
+    W.set_value(new_W, borrow=borrow)
+    assert_same_result(fn(value), np.tanh(value @ new_W + b.get_value()), rtol=1e-5)
+    if not borrow:
+        # set_value copied: changing the array given afterwards reaches
+        # neither W nor the function. (With borrow=True that write would be
+        # the unspecified case of docs/usage.md.)
+        new_W *= 2
+        want = np.tanh(value @ W.get_value() + b.get_value())
+        assert_same_result(fn(value), want, rtol=1e-5)
+        assert not np.allclose(W.get_value(), new_W)
+
+
+def test_set_value_of_the_same_array_after_in_place_change_is_seen(rng):
+    # PyTensor's documented in-place idiom keeps the very same array object.
+    fn, _, W, b = mlp_function(rng)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    fn(value)
+    inner = W.get_value(borrow=True)
+    inner *= -3
+    W.set_value(inner, borrow=True)
+    assert W.get_value(borrow=True) is inner
+    assert_same_result(fn(value), np.tanh(value @ inner + b.get_value()), rtol=1e-5)
+
+
+def test_set_value_with_a_new_shape(rng):
+    x = pt.matrix("x")
+    W = pytensor.shared(np.ones((3, 2)), name="W")
+    fn = pytensor.function([x], pt.dot(x, W), mode="ONNX")
+    value = rng.normal(size=(2, 3))
+    assert fn(value).shape == (2, 2)
+    W.set_value(rng.normal(size=(3, 5)))
+    assert_same_result(fn(value), value @ W.get_value())
+    W.set_value(np.zeros((3, 0)))
+    assert fn(value).shape == (2, 0)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.asarray(2.5), np.zeros((0, 3)), np.array([True, False]), np.arange(6, dtype="int8").reshape(2, 3)[:, ::2]],
+    ids=["0d", "empty", "bool", "non-contiguous"],
+)
+def test_baked_values_of_every_kind(value):
+    s = pytensor.shared(value, name="s")
+    fn = pytensor.function([], s * 1 if value.dtype != bool else ~s, mode="ONNX")
+    want = value * 1 if value.dtype != bool else ~value
+    assert_same_result(fn(), want)
+    assert session_input_names(fn) == []
+
+
+def test_value_updated_by_another_function_is_seen_and_falls_back_to_feeding():
+    from pytensor_onnx.linker import MAX_REBINDS
+
+    x = pt.vector("x")
+    acc = pytensor.shared(np.zeros(2), name="acc")
+    add = pytensor.function([x], [], updates={acc: acc + x}, mode="ONNX")
+    read = pytensor.function([], acc * 1.0, mode="ONNX")
+    for step in range(1, MAX_REBINDS + 4):
+        add(np.array([1.0, 2.0]))
+        assert_same_result(read(), np.array([1.0, 2.0]) * step)
+    # It changes on every call, so the reader now feeds it instead.
+    assert len(session_input_names(read)) == 1
+
+
+def test_shared_variable_with_baked_container_pickles_and_copies(rng):
+    import copy
+    import pickle
+
+    from pytensor.link.basic import Container
+
+    fn, _, W, _ = mlp_function(rng)
+    fn(rng.normal(size=(2, 3)).astype("float32"))
+    unpickled = pickle.loads(pickle.dumps(W))
+    # The pickle names PyTensor's own Container: loading it needs no pytensor_onnx.
+    assert type(unpickled.container) is Container
+    for clone in (unpickled, copy.deepcopy(W)):
+        assert_same_result(clone.get_value(), W.get_value())
+        clone.set_value(np.zeros((3, 4), dtype="float32"))
+        assert not np.allclose(W.get_value(), 0)
+
+
+@pytest.mark.parametrize("share_memory", [False, True])
+def test_function_copy_with_baked_values(rng, share_memory):
+    fn, x, W, b = mlp_function(rng)
+    py_fn = pytensor.function([x], pt.tanh(pt.dot(x, W) + b), mode=PY_MODE)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    fn(value)
+    twin, py_twin = fn.copy(share_memory=share_memory), py_fn.copy(share_memory=share_memory)
+    assert_same_result(twin(value), py_twin(value), rtol=1e-5)
+    W.set_value(rng.normal(size=(3, 4)).astype("float32"))
+    assert_same_result(fn(value), py_fn(value), rtol=1e-5)
+    assert_same_result(twin(value), py_twin(value), rtol=1e-5)
