@@ -295,3 +295,41 @@ def test_function_copy_with_baked_values(rng, share_memory):
     W.set_value(rng.normal(size=(3, 4)).astype("float32"))
     assert_same_result(fn(value), py_fn(value), rtol=1e-5)
     assert_same_result(twin(value), py_twin(value), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sgd_steps_match_the_python_linker(dtype):
+    # A two-layer network trained by SGD: the updated weights are fed and
+    # written back each step; the learning rate and the data, which no update
+    # touches, are baked. After N steps every value equals the py linker's.
+    rng = np.random.default_rng(7)
+    data = rng.normal(size=(16, 5)).astype(dtype)
+    labels = rng.integers(0, 3, 16)
+    W1_0, W2_0 = rng.normal(size=(5, 4)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype)
+
+    def make():
+        x = pytensor.shared(data, name="x")
+        y = pt.vector("y", dtype="int64")
+        W1, W2 = pytensor.shared(W1_0.copy(), name="W1"), pytensor.shared(W2_0.copy(), name="W2")
+        lr = pytensor.shared(np.asarray(0.1, dtype=dtype), name="lr")
+        logp = pt.special.log_softmax(pt.dot(pt.tanh(pt.dot(x, W1)), W2), axis=-1)
+        loss = -pt.mean(logp[pt.arange(y.shape[0]), y])
+        g1, g2 = pytensor.grad(loss, [W1, W2])
+        return [y], [loss], {W1: W1 - lr * g1, W2: W2 - lr * g2}, [W1, W2, lr]
+
+    assert_twins_agree(make, [(labels,)] * 6)
+
+
+def test_updated_state_is_the_runtime_output_buffer():
+    # The new value of an updated shared variable is ONNX Runtime's output
+    # buffer itself (no copy per call), and only it is fed: lr and x are baked.
+    x = pytensor.shared(np.ones((4, 3)), name="x")
+    W = pytensor.shared(np.ones(3), name="W")
+    lr = pytensor.shared(np.asarray(0.01), name="lr")
+    loss = pt.sum(pt.dot(x, W) ** 2)
+    step = pytensor.function([], loss, updates={W: W - lr * pytensor.grad(loss, W)}, mode="ONNX")
+    step()
+    assert session_input_names(step) == ["W"]
+    value = W.get_value(borrow=True)
+    assert not value.flags.owndata and value.base is not None
+    assert_same_result(value, np.ones(3) - 0.01 * 2 * 3 * 4 * np.ones(3))
