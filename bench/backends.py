@@ -187,8 +187,10 @@ def _run_child(workload: str, backend: str) -> dict:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": tail[:80]}
+        lines = proc.stderr.strip().splitlines() or ["no output"]
+        # The exception line (a traceback's last line may be a bare class name).
+        errors = [line for line in lines if line and not line.startswith(" ") and ("Error" in line or "Exception" in line)]
+        return {"error": (errors or lines)[-1][:100]}
     return json.loads(lines[-1])
 
 

@@ -311,8 +311,8 @@ class _SessionRunner:
             tensor.data_type = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
             tensor.dims.extend(array.shape)
             if user_options is None:
-                # A placeholder: the data comes from the OrtValue below
-                # (add_external_initializers), not through the model bytes.
+                # A placeholder: the data comes from the OrtValue below,
+                # not through the model bytes.
                 tensor.data_location = onnx.TensorProto.EXTERNAL
                 entry = tensor.external_data.add()
                 entry.key, entry.value = "location", "pytensor-onnx-shared-value"
@@ -324,8 +324,17 @@ class _SessionRunner:
         if user_options is None:
             options = default_session_options()
             ort_values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]
+            # The external initializers satisfy the placeholders when the
+            # model loads (ORT >= 1.32 refuses an unresolved external path in
+            # a model given as bytes); add_initializer then makes the session
+            # use the arrays' own memory instead of its copy of them
+            # (measured: a 64 MB weight read by an Add costs 64 MB less).
+            # Weights ONNX Runtime pre-packs (MatMul's B) are still packed
+            # into its own buffer.
             options.add_external_initializers(names, ort_values)
-            # Kept alive with the session, whether or not ONNX Runtime copies them.
+            for name, value in zip(names, ort_values):
+                options.add_initializer(name, value)
+            # The session reads these buffers: they live as long as it does.
             self._bound_buffers = (arrays, ort_values, options)
         else:
             options = user_options

@@ -333,3 +333,17 @@ def test_updated_state_is_the_runtime_output_buffer():
     value = W.get_value(borrow=True)
     assert not value.flags.owndata and value.base is not None
     assert_same_result(value, np.ones(3) - 0.01 * 2 * 3 * 4 * np.ones(3))
+
+
+def test_baked_value_shares_memory_with_the_session():
+    # The session reads the shared variable's own array (no copy of it). This
+    # pins down the sharing: a write into the array without set_value is not
+    # part of the guarantees (docs/usage.md) and is seen here only because
+    # an Add reads the weight where it is.
+    x = pt.vector("x")
+    big = pytensor.shared(np.zeros(1000), name="big")
+    fn = pytensor.function([x], x + big, mode="ONNX")
+    assert_same_result(fn(np.ones(1000)), np.ones(1000))
+    assert session_input_names(fn) == ["x"]
+    big.get_value(borrow=True)[:] = 5.0
+    assert_same_result(fn(np.ones(1000)), np.full(1000, 6.0))
