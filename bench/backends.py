@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -116,12 +117,30 @@ def logistic_regression():
     return [w], [logp, pytensor.grad(logp, w)], None, [rng.standard_normal(20) * 0.1]
 
 
+def pymc_logp_grad():
+    import numpy as np
+    import pymc as pm
+    import pytensor
+
+    rng = np.random.default_rng(0)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 10)
+        sigma = pm.HalfNormal("sigma", 5)
+        pm.Normal("y", mu, sigma, observed=rng.normal(1.0, 2.0, 10_000))
+    logp = model.logp()
+    inputs = model.value_vars
+    point = model.initial_point()
+    values = [np.asarray(point[v.name], dtype=v.dtype) for v in inputs]
+    return inputs, [logp, *pytensor.grad(logp, inputs)], None, values
+
+
 WORKLOADS = {
     "tiny y = 2x+1, 4 elements f64": tiny,
     "1e6-element f64 elementwise chain": chain,
     "MLP 784-256-256-10 f32, batch 1024": mlp,
     "MLP training step (grad + SGD updates)": mlp_training_step,
     "logistic regression logp+grad, 1e4 x 20 f64": logistic_regression,
+    "PyMC Normal model logp+grad, 1e4 observations": pymc_logp_grad,
 }
 
 
@@ -189,7 +208,7 @@ def _run_child(workload: str, backend: str) -> dict:
     if proc.returncode != 0 or not lines:
         lines = proc.stderr.strip().splitlines() or ["no output"]
         # The exception line (a traceback's last line may be a bare class name).
-        errors = [line for line in lines if line and not line.startswith(" ") and ("Error" in line or "Exception" in line)]
+        errors = [line for line in lines if re.match(r"\w+(Error|Exception)\b", line)]
         return {"error": (errors or lines)[-1][:100]}
     return json.loads(lines[-1])
 
