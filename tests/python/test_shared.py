@@ -347,3 +347,23 @@ def test_baked_value_shares_memory_with_the_session():
     assert session_input_names(fn) == ["x"]
     big.get_value(borrow=True)[:] = 5.0
     assert_same_result(fn(np.ones(1000)), np.full(1000, 6.0))
+
+
+def test_baked_values_with_own_session_options(rng):
+    # With the caller's SessionOptions the baked values travel in the model
+    # (their options object is left untouched); changes are still seen.
+    import onnxruntime as ort
+
+    from pytensor_onnx.mode import onnx_mode
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    x = pt.matrix("x")
+    W = pytensor.shared(rng.normal(size=(3, 2)), name="W")
+    fn = pytensor.function([x], pt.dot(x, W), mode=onnx_mode(session_options=options))
+    value = rng.normal(size=(4, 3))
+    assert_same_result(fn(value), value @ W.get_value())
+    assert session_input_names(fn) == ["x"]
+    W.set_value(rng.normal(size=(3, 5)))
+    assert_same_result(fn(value), value @ W.get_value())
+    assert fn.maker.linker.session.get_session_options().intra_op_num_threads == 1
