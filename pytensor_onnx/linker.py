@@ -238,8 +238,8 @@ class _SessionRunner:
     baked shared variable still holds the very object that was baked (one
     identity test per variable) and rebuilds the session when one was
     replaced (an update by another function) or set again (``set_value``,
-    counted by its Container). Other in-place changes to the baked array are
-    not seen (docs/semantics.md).
+    counted by its Container). Other in-place writes into a baked array are
+    not guaranteed to be seen (docs/usage.md, "Execution mode").
     """
 
     def __init__(self, linker, fgraph, cells, out_cells):
