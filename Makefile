@@ -88,11 +88,10 @@ test-legs:
 example: build
 	$(PY) examples/mlp_classifier.py
 
+# Every workload of issue 13 on every backend, one table (bench/results.md
+# holds a committed run). The other bench/ scripts run on their own.
 bench: build
-	$(PY) bench/overhead.py
-	$(PY) bench/elementwise.py
-	$(PY) bench/conversion.py
-	$(PY) bench/kernel_table_cost.py
+	$(PY) bench/backends.py
 
 # Deployment: Node.js >= 20 (playwright-core needs it; Debian 12's own nodejs
 # is 18, so a machine without node needs NodeSource's or Debian 13's) and
