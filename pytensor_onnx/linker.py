@@ -9,6 +9,7 @@ from collections import OrderedDict
 import numpy as np
 from pytensor.link.basic import JITLinker
 from pytensor.scalar.basic import ScalarType
+from pytensor.tensor.random.type import RandomType
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -156,6 +157,8 @@ class ONNXLinker(JITLinker):
         # A leaner thunk than JITLinker's: it feeds the storage cells straight
         # into the C-level session run (PyTensor has already checked the input
         # types) and returns the outputs, so Function skips collecting them.
+        from pytensor_onnx.dispatch.random import rng_state, state_generator
+
         fgraph = self.fgraph
         output_nodes = [o.owner for o in fgraph.outputs if o.owner is not None][:1]
         run_onnx = self.fgraph_convert(fgraph, order, input_storage, output_storage, storage_map)
@@ -167,13 +170,16 @@ class ONNXLinker(JITLinker):
         # 0-d arrays in, and PyTensor wants NumPy scalars back.
         scalar_inputs = {name for (name, _), var in zip(feeds, fgraph.inputs) if isinstance(var.type, ScalarType)}
         scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
+        # RNGs: NumPy Generators in PyTensor, uint64 [seed, counter] states in ONNX
+        rng_inputs = {name for (name, _), var in zip(feeds, fgraph.inputs) if isinstance(var.type, RandomType)}
+        rng_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, RandomType)]
         input_names = self._input_names
 
         def fail(exc):
             args = [cell[0] for _, cell in feeds]
             raise run_error(exc, _describe_failure(exc, input_names, args, fgraph)) from exc
 
-        if not scalar_inputs and not scalar_outputs:
+        if not (scalar_inputs or scalar_outputs or rng_inputs or rng_outputs):
             # The hot path: nothing but the run and the output stores.
             def thunk():
                 try:
@@ -187,12 +193,16 @@ class ONNXLinker(JITLinker):
 
             def thunk():
                 feed = {name: np.asarray(cell[0]) if name in scalar_inputs else cell[0] for name, cell in feeds}
+                for name in rng_inputs:
+                    feed[name] = rng_state(feed[name])
                 try:
                     results = run(out_names, feed, None)
                 except Exception as exc:
                     fail(exc)
                 for i in scalar_outputs:
                     results[i] = results[i][()]
+                for i in rng_outputs:
+                    results[i] = state_generator(results[i])
                 for cell, value in zip(out_cells, results):
                     cell[0] = value
                 return results

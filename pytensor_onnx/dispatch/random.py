@@ -1,0 +1,322 @@
+"""RandomVariable Ops -> a counter-based generator built from standard ONNX ops.
+
+Why not ONNX's ``RandomUniform``/``RandomNormal``: their only seed is a static
+attribute and ONNX Runtime's kernels keep a private engine that advances on
+every run (ONNX-NOTES section E). A PyTensor random graph is *functional*: an
+RV node maps an RNG state to draws and a next state, and the function
+reproduces its draws when the shared RNG is re-seeded. A stateful kernel
+can do neither without rebuilding the session.
+
+So an RNG variable is, in ONNX, a ``uint64[2]`` tensor ``[seed, counter]``
+and every RV node is a pure function of it: word ``i`` of a node is the
+"Squares" counter-based generator (B. Widynski, "Squares: A Fast
+Counter-Based RNG", 2020, arXiv:2004.06278; four rounds, 32-bit output,
+passes BigCrush) at counter ``counter + i`` with a key derived from
+``seed``; the node's next state is ``[seed, counter + words used]``. Squares
+needs only uint64 multiply, add and shifts (its 32-bit rotation is a sum of
+two shifts), which ONNX Runtime has at opset 13. Each float is built from
+two words (53 random bits), then transformed (inversion, Box-Muller) in
+float64 and cast to the RV's dtype.
+
+How a NumPy ``Generator`` becomes a state and back, for mode ONNX and
+export, is in ``rng_state`` / ``state_generator`` (see docs/semantics.md).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from pytensor.tensor.random.basic import (
+    BernoulliRV,
+    CategoricalRV,
+    CauchyRV,
+    ExponentialRV,
+    GumbelRV,
+    HalfNormalRV,
+    IntegersRV,
+    LaplaceRV,
+    LogisticRV,
+    LogNormalRV,
+    NormalRV,
+    UniformRV,
+)
+from pytensor.tensor.random.op import RandomVariable
+from pytensor.tensor.random.type import RandomType
+from pytensor.tensor.type_other import NoneTypeT
+
+from pytensor_onnx.dispatch.basic import onnx_funcify, onnx_typify
+
+#: The key that turns a seed into a node key: the first key of the Squares
+#: paper's key list (keys.h of its reference code).
+_SEED_KEY = 0xC58EFD154CE32F6D
+#: Marks a Philox key as an encoded ONNX RNG state (see ``state_generator``).
+_STATE_MARK = 0x0A11CE5EED0A11CE
+_U64 = np.uint64
+
+
+# ---------------------------------------------------------------- host side
+def squares32(counter, key):
+    """NumPy reference of the generator the models run (uint64 arrays in,
+    32-bit words as uint64 out); tests compare the ONNX words with it."""
+    counter = np.asarray(counter, dtype=_U64)
+    key = _U64(key)
+    with np.errstate(over="ignore"):
+        x = y = counter * key
+        z = y + key
+        for add in (y, z, y):
+            x = x * x + add
+            x = (x >> _U64(32)) + (x << _U64(32))
+        return (x * x + z) >> _U64(32)
+
+
+def rng_state(generator) -> np.ndarray:
+    """The ONNX RNG state ``uint64[2] = [seed, counter]`` of a NumPy Generator.
+
+    A Generator made by ``state_generator`` decodes to its state; any other
+    Generator gives ``[its next raw 64-bit word, 0]`` (read from a copy, so
+    the Generator itself is left as it was): the same seeded Generator gives
+    the same state, hence the same draws."""
+    bitgen = generator.bit_generator
+    if isinstance(bitgen, np.random.Philox):
+        state = bitgen.state["state"]
+        if int(state["key"][1]) == _STATE_MARK:
+            return np.array([state["key"][0], state["counter"][0]], dtype=_U64)
+    seed = copy.deepcopy(bitgen).random_raw()
+    return np.array([seed, 0], dtype=_U64)
+
+
+def state_generator(state) -> np.random.Generator:
+    """A NumPy Generator that encodes the ONNX RNG ``state`` (and is a real
+    Philox Generator, so PyTensor's other backends can draw from it)."""
+    seed, counter = (int(v) for v in np.asarray(state, dtype=_U64))
+    bitgen = np.random.Philox(counter=[counter, 0, 0, 0], key=[seed, _STATE_MARK])
+    return np.random.Generator(bitgen)
+
+
+def is_rng(var) -> bool:
+    return isinstance(var.type, RandomType)
+
+
+@onnx_typify.register(np.random.Generator)
+def _typify_generator(data, dtype=None, **kwargs):
+    return rng_state(data)
+
+
+# ---------------------------------------------------------------- graph side
+def _u64(g, value):
+    return g.const(np.asarray(value, dtype=_U64))
+
+
+def _i64(g, value):
+    return g.const(np.asarray(value, dtype=np.int64))
+
+
+def _f64(g, value):
+    return g.const(np.asarray(value, dtype=np.float64))
+
+
+def _shift(g, x, bits, direction):
+    return g.op("BitShift", x, _u64(g, bits), direction=direction)
+
+
+def _squares32(g, counter, key):
+    """Squares (4 rounds) on uint64 counters: 32-bit words as uint64."""
+    x = y = g.op("Mul", counter, key)
+    z = g.op("Add", y, key)
+    for add in (y, z, y):
+        x = g.op("Add", g.op("Mul", x, x), add)
+        x = g.op("Add", _shift(g, x, 32, "RIGHT"), _shift(g, x, 32, "LEFT"))
+    return _shift(g, g.op("Add", g.op("Mul", x, x), z), 32, "RIGHT")
+
+
+def _split_state(g, state):
+    seed = g.op("Slice", state, _i64(g, [0]), _i64(g, [1]))
+    counter = g.op("Slice", state, _i64(g, [1]), _i64(g, [2]))
+    return seed, counter
+
+
+def _key(g, seed):
+    """An odd 64-bit key from the seed (two Squares words under a fixed key)."""
+    twice = g.op("Add", seed, seed)
+    hi = _squares32(g, twice, _u64(g, _SEED_KEY))
+    lo = _squares32(g, g.op("Add", twice, _u64(g, 1)), _u64(g, _SEED_KEY))
+    key = g.op("Add", _shift(g, hi, 32, "LEFT"), lo)
+    return g.op("Add", _shift(g, _shift(g, key, 1, "RIGHT"), 1, "LEFT"), _u64(g, 1))
+
+
+class _Stream:
+    """Draws from one RNG state, advancing it: ``uniform(shape)`` gives
+    float64 draws in the open interval (0, 1); ``state`` is the next state."""
+
+    def __init__(self, g, state):
+        self.g = g
+        self.seed, self.counter = _split_state(g, state)
+        self.key = _key(g, self.seed)
+
+    def uniform(self, shape):
+        g = self.g
+        n = g.op("Size", g.op("ConstantOfShape", shape))
+        index = g.cast(g.op("Range", _i64(g, 0), n, _i64(g, 1)), "uint64")
+        first = g.op("Add", self.counter, g.op("Add", index, index))
+        high = _squares32(g, first, self.key)
+        low = _squares32(g, g.op("Add", first, _u64(g, 1)), self.key)
+        # 53 bits: 32 from the first word, 21 from the second
+        bits = g.op("Add", _shift(g, high, 21, "LEFT"), _shift(g, low, 11, "RIGHT"))
+        # (bits + 0.5) / 2**53 lies strictly inside (0, 1)
+        u = g.op("Mul", g.op("Add", g.cast(bits, "float64"), _f64(g, 0.5)), _f64(g, 2.0**-53))
+        used = g.cast(g.op("Add", n, n), "uint64")
+        self.counter = g.op("Add", self.counter, g.op("Unsqueeze", used, axes=[0]))
+        return g.op("Reshape", u, shape)
+
+    def normal(self, shape):
+        g = self.g
+        radius = g.op("Sqrt", g.op("Mul", _f64(g, -2.0), g.op("Log", self.uniform(shape))))
+        angle = g.op("Mul", _f64(g, 2 * np.pi), self.uniform(shape))
+        return g.op("Mul", radius, g.op("Cos", angle))
+
+    @property
+    def state(self):
+        return self.g.op("Concat", self.seed, self.counter, axis=0)
+
+
+# ---------------------------------------------------------------- the rules
+def _batch_shape(g, node, params, core_ndims):
+    """int64 shape of the draws: ``size`` when given, else the broadcast
+    batch shape of the parameters (PyTensor makes their batch ranks equal)."""
+    op = node.op
+    size_var = node.inputs[1]
+    if not isinstance(size_var.type, NoneTypeT):
+        return g.cast(params["size"], "int64")
+    batch_ndim = node.outputs[1].type.ndim - op.ndim_supp
+    shape = None
+    for value, core in zip(params["dist"], core_ndims):
+        dims = g.op("Slice", g.op("Shape", value), _i64(g, [0]), _i64(g, [batch_ndim]))
+        # broadcasting per axis: a 1 takes the other size (also 0)
+        shape = dims if shape is None else g.op("Where", g.op("Equal", shape, _i64(g, 1)), dims, shape)
+    return shape if shape is not None else _i64(g, np.zeros(0, np.int64))
+
+
+def _as_float(g, value):
+    return g.cast(value, "float64")
+
+
+def _location_scale(standard):
+    """A rule for ``loc + scale * standard(stream, shape)``."""
+
+    def rule(op, node, g, rng, size, loc, scale):
+        stream = _Stream(g, rng)
+        shape = _batch_shape(g, node, {"size": size, "dist": (loc, scale)}, (0, 0))
+        draws = g.op("Add", _as_float(g, loc), g.op("Mul", _as_float(g, scale), standard(g, stream, shape)))
+        return stream.state, g.cast(draws, node.outputs[1].type.dtype)
+
+    return rule
+
+
+def _standard_normal(g, stream, shape):
+    return stream.normal(shape)
+
+
+def _standard_halfnormal(g, stream, shape):
+    return g.op("Abs", stream.normal(shape))
+
+
+def _standard_cauchy(g, stream, shape):
+    # cot(pi u) for u uniform on (0, 1) is standard Cauchy (sin > 0 there)
+    angle = g.op("Mul", _f64(g, np.pi), stream.uniform(shape))
+    return g.op("Div", g.op("Cos", angle), g.op("Sin", angle))
+
+
+def _standard_laplace(g, stream, shape):
+    # inverse CDF: -sign(v) log(1 - 2|v|), v = u - 1/2 in (-1/2, 1/2)
+    v = g.op("Sub", stream.uniform(shape), _f64(g, 0.5))
+    tail = g.op("Log", g.op("Sub", _f64(g, 1.0), g.op("Mul", _f64(g, 2.0), g.op("Abs", v))))
+    return g.op("Neg", g.op("Mul", g.op("Sign", v), tail))
+
+
+def _standard_logistic(g, stream, shape):
+    u = stream.uniform(shape)
+    return g.op("Log", g.op("Div", u, g.op("Sub", _f64(g, 1.0), u)))
+
+
+def _standard_gumbel(g, stream, shape):
+    return g.op("Neg", g.op("Log", g.op("Neg", g.op("Log", stream.uniform(shape)))))
+
+
+for _cls, _standard in (
+    (NormalRV, _standard_normal),
+    (HalfNormalRV, _standard_halfnormal),
+    (CauchyRV, _standard_cauchy),
+    (LaplaceRV, _standard_laplace),
+    (LogisticRV, _standard_logistic),
+    (GumbelRV, _standard_gumbel),
+):
+    onnx_funcify.register(_cls)(_location_scale(_standard))
+
+
+@onnx_funcify.register(LogNormalRV)
+def _lognormal(op, node, g, rng, size, mean, sigma):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (mean, sigma)}, (0, 0))
+    log = g.op("Add", _as_float(g, mean), g.op("Mul", _as_float(g, sigma), stream.normal(shape)))
+    return stream.state, g.cast(g.op("Exp", log), node.outputs[1].type.dtype)
+
+
+@onnx_funcify.register(UniformRV)
+def _uniform(op, node, g, rng, size, low, high):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (low, high)}, (0, 0))
+    low, high = _as_float(g, low), _as_float(g, high)
+    draws = g.op("Add", low, g.op("Mul", g.op("Sub", high, low), stream.uniform(shape)))
+    return stream.state, g.cast(draws, node.outputs[1].type.dtype)
+
+
+@onnx_funcify.register(ExponentialRV)
+def _exponential(op, node, g, rng, size, scale):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (scale,)}, (0,))
+    draws = g.op("Mul", g.op("Neg", _as_float(g, scale)), g.op("Log", stream.uniform(shape)))
+    return stream.state, g.cast(draws, node.outputs[1].type.dtype)
+
+
+@onnx_funcify.register(BernoulliRV)
+def _bernoulli(op, node, g, rng, size, p):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (p,)}, (0,))
+    draws = g.op("Less", stream.uniform(shape), _as_float(g, p))
+    return stream.state, g.cast(draws, node.outputs[1].type.dtype)
+
+
+@onnx_funcify.register(IntegersRV)
+def _integers(op, node, g, rng, size, low, high):
+    # low + floor(u * (high - low)), exact while high - low < 2**53
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (low, high)}, (0, 0))
+    low64, high64 = g.cast(low, "int64"), g.cast(high, "int64")
+    span = _as_float(g, g.op("Sub", high64, low64))
+    offset = g.cast(g.op("Floor", g.op("Mul", stream.uniform(shape), span)), "int64")
+    draws = g.op("Add", low64, offset)
+    draws = g.op("Min", draws, g.op("Sub", high64, _i64(g, 1)))  # rounding guard
+    return stream.state, g.cast(draws, node.outputs[1].type.dtype)
+
+
+@onnx_funcify.register(CategoricalRV)
+def _categorical(op, node, g, rng, size, p):
+    # as PyTensor's: searchsorted(cumsum(p), u), i.e. how many cdf values < u
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (p,)}, (1,))
+    cdf = g.op("CumSum", _as_float(g, p), _i64(g, -1))
+    u = g.op("Unsqueeze", stream.uniform(shape), axes=[-1])
+    count = g.op("ReduceSum", g.cast(g.op("Less", cdf, u), "int64"), axes=[-1], keepdims=0)
+    last = g.op("Sub", g.op("Slice", g.op("Shape", p), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max])), _i64(g, 1))
+    draws = g.op("Min", count, g.op("Squeeze", last, axes=[0]))
+    return stream.state, g.cast(draws, node.outputs[1].type.dtype)
+
+
+@onnx_funcify.register(RandomVariable)
+def _unsupported(op, node, g, *inputs):
+    raise NotImplementedError(
+        f"No ONNX conversion for the random distribution {op.name!r} ({type(op).__name__}, node: {node}). "
+        "Supported: normal, halfnormal, lognormal, uniform, exponential, cauchy, laplace, logistic, gumbel, "
+        "bernoulli, categorical, integers."
+    )

@@ -1,0 +1,227 @@
+"""RandomVariable rules (dispatch/random.py): statistical parity, shapes,
+fresh draws per call, reproducibility, export. Bit streams cannot match
+NumPy's, so distributions are checked with KS / chi-square tests at fixed
+seeds (p-value thresholds of 1e-4: a correct sampler fails one in 10,000)."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from scipy import stats
+
+import pytensor_onnx
+from pytensor_onnx.dispatch.random import rng_state, squares32, state_generator
+
+from helpers import OPSETS, onnx_op_types
+
+N = 20_000
+P_MIN = 1e-4
+
+
+def draw_fn(make_rv, *, seed=1, updates=True):
+    """A mode-ONNX function drawing ``make_rv(rng)``, and its shared rng."""
+    rng = pytensor.shared(np.random.default_rng(seed), name="rng")
+    next_rng, draws = make_rv(rng).owner.outputs
+    fn = pytensor.function([], draws, updates={rng: next_rng} if updates else None, mode="ONNX")
+    return fn, rng
+
+
+def test_generator_matches_reference():
+    # the ONNX words are the Squares generator: compare with the NumPy reference
+    key = np.uint64(0xC58EFD154CE32F6D)
+    from pytensor_onnx.dispatch.random import _squares32
+
+    g = pytensor_onnx._core.GraphBuilder(18, "squares")
+    c = g.input("c", "uint64", ["n"])
+    g.output(_squares32(g, c, g.const(np.asarray(key))), "w")
+    session = ort.InferenceSession(g.serialize(graph_name="squares"), providers=["CPUExecutionProvider"])
+    values = np.array([0, 1, 2, 3, 2**40 + 7, 2**64 - 1], dtype=np.uint64)
+    (words,) = session.run(None, {"c": values})
+    np.testing.assert_array_equal(words, squares32(values, key))
+    assert words.max() < 2**32
+    assert len(set(words.tolist())) == len(values)
+
+
+def test_state_round_trip():
+    state = np.array([123456789, 42], dtype=np.uint64)
+    np.testing.assert_array_equal(rng_state(state_generator(state)), state)
+    gen = np.random.default_rng(5)
+    before = gen.bit_generator.state
+    np.testing.assert_array_equal(rng_state(gen), rng_state(np.random.default_rng(5)))
+    assert gen.bit_generator.state == before  # not consumed
+    assert rng_state(gen)[0] != rng_state(np.random.default_rng(6))[0]
+
+
+CONTINUOUS = [
+    ("normal", lambda r: pt.random.normal(1.5, 2.0, size=(N,), rng=r), stats.norm(1.5, 2.0)),
+    ("uniform", lambda r: pt.random.uniform(-1.0, 3.0, size=(N,), rng=r), stats.uniform(-1.0, 4.0)),
+    ("halfnormal", lambda r: pt.random.halfnormal(0.5, 2.0, size=(N,), rng=r), stats.halfnorm(0.5, 2.0)),
+    ("lognormal", lambda r: pt.random.lognormal(0.3, 0.7, size=(N,), rng=r), stats.lognorm(0.7, scale=np.exp(0.3))),
+    ("exponential", lambda r: pt.random.exponential(2.5, size=(N,), rng=r), stats.expon(scale=2.5)),
+    ("cauchy", lambda r: pt.random.cauchy(-1.0, 0.5, size=(N,), rng=r), stats.cauchy(-1.0, 0.5)),
+    ("laplace", lambda r: pt.random.laplace(2.0, 1.5, size=(N,), rng=r), stats.laplace(2.0, 1.5)),
+    ("logistic", lambda r: pt.random.logistic(0.5, 2.0, size=(N,), rng=r), stats.logistic(0.5, 2.0)),
+    ("gumbel", lambda r: pt.random.gumbel(0.5, 2.0, size=(N,), rng=r), stats.gumbel_r(0.5, 2.0)),
+]
+
+
+@pytest.mark.parametrize("name, make_rv, dist", CONTINUOUS, ids=[c[0] for c in CONTINUOUS])
+def test_continuous_ks(name, make_rv, dist):
+    fn, _ = draw_fn(make_rv)
+    assert "BitShift" in onnx_op_types(fn)  # the rule ran, not a fallback
+    first, second = fn(), fn()
+    for draws in (first, second):
+        assert draws.shape == (N,) and draws.dtype == "float64"
+        assert stats.kstest(draws, dist.cdf).pvalue > P_MIN
+    assert not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dtype_and_moments(dtype):
+    fn, _ = draw_fn(lambda r: pt.random.normal(pt.constant(3.0, dtype=dtype), 0.5, size=(N,), rng=r, dtype=dtype))
+    draws = fn()
+    assert draws.dtype == dtype
+    assert abs(draws.mean() - 3.0) < 5 * 0.5 / np.sqrt(N)
+    assert abs(draws.var() / 0.25 - 1) < 0.05
+
+
+def test_bernoulli_and_integers_chi_square():
+    fn, _ = draw_fn(lambda r: pt.random.bernoulli(0.3, size=(N,), rng=r))
+    draws = fn()
+    assert draws.dtype == "int64" and set(np.unique(draws)) <= {0, 1}
+    ones = draws.sum()
+    assert stats.binomtest(int(ones), N, 0.3).pvalue > P_MIN
+
+    fn, _ = draw_fn(lambda r: pt.random.integers(-3, 4, size=(N,), rng=r))
+    draws = fn()
+    assert draws.dtype == "int64" and draws.min() >= -3 and draws.max() <= 3
+    counts = np.bincount(draws + 3, minlength=7)
+    assert stats.chisquare(counts).pvalue > P_MIN
+
+
+def test_categorical_chi_square_batched():
+    p = np.array([[0.1, 0.2, 0.7], [0.5, 0.0, 0.5]])
+    fn, _ = draw_fn(lambda r: pt.random.categorical(p, size=(N // 2, 2), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 2, 2) and draws.dtype == "int64"
+    for row, probs in enumerate(p):
+        counts = np.bincount(draws[:, row], minlength=3)
+        expected = probs * len(draws)
+        nonzero = expected > 0
+        assert counts[~nonzero].sum() == 0
+        assert stats.chisquare(counts[nonzero], expected[nonzero]).pvalue > P_MIN
+
+
+@pytest.mark.parametrize(
+    "make_rv",
+    [
+        lambda r: pt.random.normal(np.zeros((3, 1)), np.ones(4), rng=r),
+        lambda r: pt.random.normal(np.zeros(4), 1.0, size=(2, 3, 4), rng=r),
+        lambda r: pt.random.uniform(0.0, np.ones((0, 2)), rng=r),
+        lambda r: pt.random.normal(0.0, 1.0, size=(), rng=r),
+        lambda r: pt.random.normal(0.0, 1.0, rng=r),
+        lambda r: pt.random.bernoulli(np.full((2, 1), 0.5), size=(2, 5), rng=r),
+        lambda r: pt.random.categorical(np.full((3, 4), 0.25), rng=r),
+        lambda r: pt.random.integers(np.arange(3), 10, rng=r),
+    ],
+)
+def test_shapes_match_pytensor(make_rv):
+    fn, _ = draw_fn(make_rv)
+    ref = pytensor.function([], make_rv(pytensor.shared(np.random.default_rng(0))), mode="FAST_COMPILE")
+    got, want = fn(), ref()
+    assert got.shape == want.shape and got.dtype == want.dtype
+
+
+def test_params_broadcast_per_element():
+    # each column has its own location: the batch parameters broadcast like PyTensor's
+    loc = np.array([0.0, 100.0, -50.0])
+    fn, _ = draw_fn(lambda r: pt.random.normal(loc, 0.1, size=(N // 4, 3), rng=r))
+    draws = fn()
+    np.testing.assert_allclose(draws.mean(axis=0), loc, atol=0.01)
+
+
+def test_symbolic_size_and_params():
+    rng = pytensor.shared(np.random.default_rng(3))
+    n = pt.scalar("n", dtype="int64")
+    loc = pt.vector("loc")
+    next_rng, draws = pt.random.normal(loc, 1.0, size=(n, loc.shape[0]), rng=rng).owner.outputs
+    fn = pytensor.function([n, loc], draws, updates={rng: next_rng}, mode="ONNX")
+    out = fn(4000, np.array([10.0, -10.0]))
+    assert out.shape == (4000, 2)
+    np.testing.assert_allclose(out.mean(axis=0), [10.0, -10.0], atol=0.1)
+    assert fn(0, np.array([1.0])).shape == (0, 1)
+
+
+def test_fresh_draws_and_reproducible_seeding():
+    fn, rng = draw_fn(lambda r: pt.random.normal(size=(5,), rng=r))
+    first = fn()
+    second = fn()
+    assert not np.array_equal(first, second)
+    rng.set_value(np.random.default_rng(1))
+    np.testing.assert_array_equal(fn(), first)
+    np.testing.assert_array_equal(fn(), second)
+    rng.set_value(np.random.default_rng(2))
+    assert not np.array_equal(fn(), first)
+    # the updated value is a real NumPy Generator other backends can use
+    assert isinstance(rng.get_value(), np.random.Generator)
+
+
+def test_without_updates_draws_repeat_like_pytensor():
+    fn, _ = draw_fn(lambda r: pt.random.uniform(size=(4,), rng=r), updates=False)
+    np.testing.assert_array_equal(fn(), fn())
+
+
+def test_chained_rvs_differ():
+    rng = pytensor.shared(np.random.default_rng(7))
+    rng1, x = pt.random.normal(size=(1000,), rng=rng).owner.outputs
+    rng2, y = pt.random.normal(size=(1000,), rng=rng1).owner.outputs
+    fn = pytensor.function([], [x, y], updates={rng: rng2}, mode="ONNX")
+    x1, y1 = fn()
+    assert abs(np.corrcoef(x1, y1)[0, 1]) < 0.15
+    x2, _ = fn()
+    assert not np.array_equal(x1, x2)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_opsets(opset):
+    rng = pytensor.shared(np.random.default_rng(1))
+    next_rng, draws = pt.random.uniform(size=(N,), rng=rng).owner.outputs
+    fn = pytensor_onnx.compile_onnx([], draws, updates={rng: next_rng}, opset_version=opset)
+    model = pytensor_onnx.export_onnx([], [draws], opset_version=opset)
+    onnx.checker.check_model(model, full_check=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (feed,) = session.get_inputs()
+    assert feed.type == "tensor(uint64)" and feed.shape == [2]
+    (out,) = session.run(None, {feed.name: np.array([9, 0], dtype=np.uint64)})
+    assert stats.kstest(out, "uniform").pvalue > P_MIN
+    assert fn().shape == (N,)
+
+
+def test_export_takes_seed_and_returns_next_state(tmp_path):
+    rng = pytensor.shared(np.random.default_rng(1), name="rng")
+    next_rng, draws = pt.random.normal(size=(3,), rng=rng).owner.outputs
+    path = tmp_path / "normal.onnx"
+    model = pytensor_onnx.export_onnx([], [draws, next_rng], str(path))
+    onnx.checker.check_model(model, full_check=True)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    seed = np.array([42, 0], dtype=np.uint64)
+    a, state = session.run(None, {name: seed})
+    np.testing.assert_array_equal(state, [42, 12])  # 3 normals: 6 uniforms of 2 words
+    b, _ = session.run(None, {name: seed})
+    np.testing.assert_array_equal(a, b)  # same seed, same draws
+    c, _ = session.run(None, {name: state})
+    assert not np.array_equal(a, c)
+    # mode ONNX with the same state gives the same numbers as the exported model
+    rng.set_value(state_generator(seed))
+    fn = pytensor.function([], draws, mode="ONNX")
+    np.testing.assert_array_equal(fn(), a)
+
+
+def test_unsupported_distribution_names_it():
+    rng = pytensor.shared(np.random.default_rng(1))
+    draws = pt.random.vonmises(0.0, 1.0, size=(3,), rng=rng)
+    with pytest.raises(NotImplementedError, match="vonmises"):
+        pytensor.function([], draws, mode="ONNX")
