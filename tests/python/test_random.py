@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 import pytensor_onnx
+from pytensor_onnx.compat import random_draws
 from pytensor_onnx.dispatch.random import rng_state, squares32, state_generator
 
 from helpers import OPSETS, onnx_op_types
@@ -23,7 +24,7 @@ P_MIN = 1e-4
 def draw_fn(make_rv, *, seed=1, updates=True):
     """A mode-ONNX function drawing ``make_rv(rng)``, and its shared rng."""
     rng = pytensor.shared(np.random.default_rng(seed), name="rng")
-    next_rng, draws = make_rv(rng).owner.outputs
+    next_rng, draws = make_rv(rng)
     fn = pytensor.function([], draws, updates={rng: next_rng} if updates else None, mode="ONNX")
     return fn, rng
 
@@ -55,15 +56,15 @@ def test_state_round_trip():
 
 
 CONTINUOUS = [
-    ("normal", lambda r: pt.random.normal(1.5, 2.0, size=(N,), rng=r), stats.norm(1.5, 2.0)),
-    ("uniform", lambda r: pt.random.uniform(-1.0, 3.0, size=(N,), rng=r), stats.uniform(-1.0, 4.0)),
-    ("halfnormal", lambda r: pt.random.halfnormal(0.5, 2.0, size=(N,), rng=r), stats.halfnorm(0.5, 2.0)),
-    ("lognormal", lambda r: pt.random.lognormal(0.3, 0.7, size=(N,), rng=r), stats.lognorm(0.7, scale=np.exp(0.3))),
-    ("exponential", lambda r: pt.random.exponential(2.5, size=(N,), rng=r), stats.expon(scale=2.5)),
-    ("cauchy", lambda r: pt.random.cauchy(-1.0, 0.5, size=(N,), rng=r), stats.cauchy(-1.0, 0.5)),
-    ("laplace", lambda r: pt.random.laplace(2.0, 1.5, size=(N,), rng=r), stats.laplace(2.0, 1.5)),
-    ("logistic", lambda r: pt.random.logistic(0.5, 2.0, size=(N,), rng=r), stats.logistic(0.5, 2.0)),
-    ("gumbel", lambda r: pt.random.gumbel(0.5, 2.0, size=(N,), rng=r), stats.gumbel_r(0.5, 2.0)),
+    ("normal", lambda r: random_draws(pt.random.normal, 1.5, 2.0, size=(N,), rng=r), stats.norm(1.5, 2.0)),
+    ("uniform", lambda r: random_draws(pt.random.uniform, -1.0, 3.0, size=(N,), rng=r), stats.uniform(-1.0, 4.0)),
+    ("halfnormal", lambda r: random_draws(pt.random.halfnormal, 0.5, 2.0, size=(N,), rng=r), stats.halfnorm(0.5, 2.0)),
+    ("lognormal", lambda r: random_draws(pt.random.lognormal, 0.3, 0.7, size=(N,), rng=r), stats.lognorm(0.7, scale=np.exp(0.3))),
+    ("exponential", lambda r: random_draws(pt.random.exponential, 2.5, size=(N,), rng=r), stats.expon(scale=2.5)),
+    ("cauchy", lambda r: random_draws(pt.random.cauchy, -1.0, 0.5, size=(N,), rng=r), stats.cauchy(-1.0, 0.5)),
+    ("laplace", lambda r: random_draws(pt.random.laplace, 2.0, 1.5, size=(N,), rng=r), stats.laplace(2.0, 1.5)),
+    ("logistic", lambda r: random_draws(pt.random.logistic, 0.5, 2.0, size=(N,), rng=r), stats.logistic(0.5, 2.0)),
+    ("gumbel", lambda r: random_draws(pt.random.gumbel, 0.5, 2.0, size=(N,), rng=r), stats.gumbel_r(0.5, 2.0)),
 ]
 
 
@@ -80,7 +81,7 @@ def test_continuous_ks(name, make_rv, dist):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_dtype_and_moments(dtype):
-    fn, _ = draw_fn(lambda r: pt.random.normal(pt.constant(3.0, dtype=dtype), 0.5, size=(N,), rng=r, dtype=dtype))
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.normal, pt.constant(3.0, dtype=dtype), 0.5, size=(N,), rng=r, dtype=dtype))
     draws = fn()
     assert draws.dtype == dtype
     assert abs(draws.mean() - 3.0) < 5 * 0.5 / np.sqrt(N)
@@ -88,13 +89,13 @@ def test_dtype_and_moments(dtype):
 
 
 def test_bernoulli_and_integers_chi_square():
-    fn, _ = draw_fn(lambda r: pt.random.bernoulli(0.3, size=(N,), rng=r))
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.bernoulli, 0.3, size=(N,), rng=r))
     draws = fn()
     assert draws.dtype == "int64" and set(np.unique(draws)) <= {0, 1}
     ones = draws.sum()
     assert stats.binomtest(int(ones), N, 0.3).pvalue > P_MIN
 
-    fn, _ = draw_fn(lambda r: pt.random.integers(-3, 4, size=(N,), rng=r))
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.integers, -3, 4, size=(N,), rng=r))
     draws = fn()
     assert draws.dtype == "int64" and draws.min() >= -3 and draws.max() <= 3
     counts = np.bincount(draws + 3, minlength=7)
@@ -103,7 +104,7 @@ def test_bernoulli_and_integers_chi_square():
 
 def test_categorical_chi_square_batched():
     p = np.array([[0.1, 0.2, 0.7], [0.5, 0.0, 0.5]])
-    fn, _ = draw_fn(lambda r: pt.random.categorical(p, size=(N // 2, 2), rng=r))
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.categorical, p, size=(N // 2, 2), rng=r))
     draws = fn()
     assert draws.shape == (N // 2, 2) and draws.dtype == "int64"
     for row, probs in enumerate(p):
@@ -117,19 +118,19 @@ def test_categorical_chi_square_batched():
 @pytest.mark.parametrize(
     "make_rv",
     [
-        lambda r: pt.random.normal(np.zeros((3, 1)), np.ones(4), rng=r),
-        lambda r: pt.random.normal(np.zeros(4), 1.0, size=(2, 3, 4), rng=r),
-        lambda r: pt.random.uniform(0.0, np.ones((0, 2)), rng=r),
-        lambda r: pt.random.normal(0.0, 1.0, size=(), rng=r),
-        lambda r: pt.random.normal(0.0, 1.0, rng=r),
-        lambda r: pt.random.bernoulli(np.full((2, 1), 0.5), size=(2, 5), rng=r),
-        lambda r: pt.random.categorical(np.full((3, 4), 0.25), rng=r),
-        lambda r: pt.random.integers(np.arange(3), 10, rng=r),
+        lambda r: random_draws(pt.random.normal, np.zeros((3, 1)), np.ones(4), rng=r),
+        lambda r: random_draws(pt.random.normal, np.zeros(4), 1.0, size=(2, 3, 4), rng=r),
+        lambda r: random_draws(pt.random.uniform, 0.0, np.ones((0, 2)), rng=r),
+        lambda r: random_draws(pt.random.normal, 0.0, 1.0, size=(), rng=r),
+        lambda r: random_draws(pt.random.normal, 0.0, 1.0, rng=r),
+        lambda r: random_draws(pt.random.bernoulli, np.full((2, 1), 0.5), size=(2, 5), rng=r),
+        lambda r: random_draws(pt.random.categorical, np.full((3, 4), 0.25), rng=r),
+        lambda r: random_draws(pt.random.integers, np.arange(3), 10, rng=r),
     ],
 )
 def test_shapes_match_pytensor(make_rv):
     fn, _ = draw_fn(make_rv)
-    ref = pytensor.function([], make_rv(pytensor.shared(np.random.default_rng(0))), mode="FAST_COMPILE")
+    ref = pytensor.function([], make_rv(pytensor.shared(np.random.default_rng(0)))[1], mode="FAST_COMPILE")
     got, want = fn(), ref()
     assert got.shape == want.shape and got.dtype == want.dtype
 
@@ -137,7 +138,7 @@ def test_shapes_match_pytensor(make_rv):
 def test_params_broadcast_per_element():
     # each column has its own location: the batch parameters broadcast like PyTensor's
     loc = np.array([0.0, 100.0, -50.0])
-    fn, _ = draw_fn(lambda r: pt.random.normal(loc, 0.1, size=(N // 4, 3), rng=r))
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.normal, loc, 0.1, size=(N // 4, 3), rng=r))
     draws = fn()
     np.testing.assert_allclose(draws.mean(axis=0), loc, atol=0.01)
 
@@ -146,7 +147,7 @@ def test_symbolic_size_and_params():
     rng = pytensor.shared(np.random.default_rng(3))
     n = pt.scalar("n", dtype="int64")
     loc = pt.vector("loc")
-    next_rng, draws = pt.random.normal(loc, 1.0, size=(n, loc.shape[0]), rng=rng).owner.outputs
+    next_rng, draws = random_draws(pt.random.normal, loc, 1.0, size=(n, loc.shape[0]), rng=rng)
     fn = pytensor.function([n, loc], draws, updates={rng: next_rng}, mode="ONNX")
     out = fn(4000, np.array([10.0, -10.0]))
     assert out.shape == (4000, 2)
@@ -155,7 +156,7 @@ def test_symbolic_size_and_params():
 
 
 def test_fresh_draws_and_reproducible_seeding():
-    fn, rng = draw_fn(lambda r: pt.random.normal(size=(5,), rng=r))
+    fn, rng = draw_fn(lambda r: random_draws(pt.random.normal, size=(5,), rng=r))
     first = fn()
     second = fn()
     assert not np.array_equal(first, second)
@@ -169,14 +170,14 @@ def test_fresh_draws_and_reproducible_seeding():
 
 
 def test_without_updates_draws_repeat_like_pytensor():
-    fn, _ = draw_fn(lambda r: pt.random.uniform(size=(4,), rng=r), updates=False)
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.uniform, size=(4,), rng=r), updates=False)
     np.testing.assert_array_equal(fn(), fn())
 
 
 def test_chained_rvs_differ():
     rng = pytensor.shared(np.random.default_rng(7))
-    rng1, x = pt.random.normal(size=(1000,), rng=rng).owner.outputs
-    rng2, y = pt.random.normal(size=(1000,), rng=rng1).owner.outputs
+    rng1, x = random_draws(pt.random.normal, size=(1000,), rng=rng)
+    rng2, y = random_draws(pt.random.normal, size=(1000,), rng=rng1)
     fn = pytensor.function([], [x, y], updates={rng: rng2}, mode="ONNX")
     x1, y1 = fn()
     assert abs(np.corrcoef(x1, y1)[0, 1]) < 0.15
@@ -187,7 +188,7 @@ def test_chained_rvs_differ():
 @pytest.mark.parametrize("opset", OPSETS)
 def test_opsets(opset):
     rng = pytensor.shared(np.random.default_rng(1))
-    next_rng, draws = pt.random.uniform(size=(N,), rng=rng).owner.outputs
+    next_rng, draws = random_draws(pt.random.uniform, size=(N,), rng=rng)
     fn = pytensor_onnx.compile_onnx([], draws, updates={rng: next_rng}, opset_version=opset)
     model = pytensor_onnx.export_onnx([], [draws], opset_version=opset)
     onnx.checker.check_model(model, full_check=True)
@@ -201,7 +202,7 @@ def test_opsets(opset):
 
 def test_export_takes_seed_and_returns_next_state(tmp_path):
     rng = pytensor.shared(np.random.default_rng(1), name="rng")
-    next_rng, draws = pt.random.normal(size=(3,), rng=rng).owner.outputs
+    next_rng, draws = random_draws(pt.random.normal, size=(3,), rng=rng)
     path = tmp_path / "normal.onnx"
     model = pytensor_onnx.export_onnx([], [draws, next_rng], str(path))
     onnx.checker.check_model(model, full_check=True)
@@ -222,6 +223,6 @@ def test_export_takes_seed_and_returns_next_state(tmp_path):
 
 def test_unsupported_distribution_names_it():
     rng = pytensor.shared(np.random.default_rng(1))
-    draws = pt.random.vonmises(0.0, 1.0, size=(3,), rng=rng)
+    _, draws = random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=rng)
     with pytest.raises(NotImplementedError, match="vonmises"):
         pytensor.function([], draws, mode="ONNX")
