@@ -29,6 +29,11 @@ import copy
 import numpy as np
 from pytensor.tensor.random.basic import (
     BernoulliRV,
+    BetaRV,
+    DirichletRV,
+    GammaRV,
+    InvGammaRV,
+    StudentTRV,
     CategoricalRV,
     CauchyRV,
     ExponentialRV,
@@ -153,6 +158,13 @@ class _Stream:
         self.g = g
         self.seed, self.counter = _split_state(g, state)
         self.key = _key(g, self.seed)
+
+    def inside(self, body, counter):
+        """A stream drawing in the subgraph ``body`` from ``counter`` (a
+        loop-carried uint64[1]); seed and key are read from the enclosing graph."""
+        inner = object.__new__(_Stream)
+        inner.g, inner.seed, inner.key, inner.counter = body, self.seed, self.key, counter
+        return inner
 
     def uniform(self, shape):
         g = self.g
@@ -313,10 +325,124 @@ def _categorical(op, node, g, rng, size, p):
     return stream.state, g.cast(draws, node.outputs[1].type.dtype)
 
 
+#: Most rounds a rejection sampler's Loop runs. Marsaglia-Tsang accepts with
+#: probability > 0.95 per round, so an element still rejected after them has
+#: probability < 1e-1000; it is NaN rather than silently wrong.
+_MAX_ROUNDS = 1000
+
+
+def _full(g, shape, value):
+    return g.op("Expand", _f64(g, value), shape)
+
+
+def _standard_gamma(g, stream, shape, rank, alpha):
+    """Gamma(alpha, 1) draws of ``shape`` (``alpha`` float64, broadcastable to
+    it). Marsaglia & Tsang, "A simple method for generating gamma variables",
+    ACM TOMS 26(3), 2000: a vectorised rejection Loop that redraws only until
+    every element has been accepted; alpha < 1 through their boost
+    gamma(alpha) = gamma(alpha + 1) * U**(1/alpha)."""
+    alpha = g.op("Add", alpha, _full(g, shape, 0.0))  # broadcast to the draws
+    small = g.op("Less", alpha, _f64(g, 1.0))
+    d = g.op("Sub", g.op("Where", small, g.op("Add", alpha, _f64(g, 1.0)), alpha), _f64(g, 1.0 / 3.0))
+    c = g.op("Reciprocal", g.op("Sqrt", g.op("Mul", _f64(g, 9.0), d)))
+
+    body = g.subgraph("gamma_rejection")
+    body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    counter = body.input("counter", "uint64", [1])
+    result = body.input("result", "float64", [None] * rank)
+    done = body.input("done", "bool", [None] * rank)
+    inner = stream.inside(body, counter)
+    z, u = inner.normal(shape), inner.uniform(shape)
+    b = body
+    v = b.op("Add", _f64(b, 1.0), b.op("Mul", c, z))
+    v = b.op("Mul", b.op("Mul", v, v), v)
+    positive = b.op("Greater", v, _f64(b, 0.0))
+    log_v = b.op("Log", b.op("Where", positive, v, _f64(b, 1.0)))
+    # accept when log u < z**2 / 2 + d (1 - v + log v)
+    bound = b.op("Add", b.op("Mul", _f64(b, 0.5), b.op("Mul", z, z)),
+                 b.op("Mul", d, b.op("Add", b.op("Sub", _f64(b, 1.0), v), log_v)))
+    accept = b.op("And", positive, b.op("Less", b.op("Log", u), bound))
+    result = b.op("Where", b.op("And", accept, b.op("Not", done)), b.op("Mul", d, v), result)
+    done = b.op("Or", done, accept)
+    pending = b.op("ReduceSum", b.cast(b.op("Not", done), "int64"), keepdims=0)
+    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
+    b.output(inner.counter, "counter_out")
+    b.output(result, "result_out")
+    b.output(done, "done_out")
+
+    nothing_done = g.op("Less", _full(g, shape, 0.0), _f64(g, 0.0))
+    stream.counter, result, _ = g.op(
+        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, np.nan),
+        nothing_done, body=body, outputs=3,
+    )
+    boost = g.op("Pow", stream.uniform(shape), g.op("Reciprocal", alpha))
+    return g.op("Where", small, g.op("Mul", result, boost), result)
+
+
+def _out_dtype(node):
+    return node.outputs[1].type.dtype
+
+
+def _rank(node):
+    return node.outputs[1].type.ndim
+
+
+@onnx_funcify.register(GammaRV)
+def _gamma(op, node, g, rng, size, alpha, scale):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (alpha, scale)}, (0, 0))
+    draws = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, alpha))
+    return stream.state, g.cast(g.op("Mul", draws, _as_float(g, scale)), _out_dtype(node))
+
+
+@onnx_funcify.register(InvGammaRV)
+def _invgamma(op, node, g, rng, size, alpha, scale):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (alpha, scale)}, (0, 0))
+    draws = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, alpha))
+    return stream.state, g.cast(g.op("Div", _as_float(g, scale), draws), _out_dtype(node))
+
+
+@onnx_funcify.register(BetaRV)
+def _beta(op, node, g, rng, size, a, b):
+    # X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (a, b)}, (0, 0))
+    x = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, a))
+    y = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, b))
+    return stream.state, g.cast(g.op("Div", x, g.op("Add", x, y)), _out_dtype(node))
+
+
+@onnx_funcify.register(StudentTRV)
+def _studentt(op, node, g, rng, size, df, loc, scale):
+    # Z / sqrt(V / df) with V ~ chi2(df) = 2 Gamma(df / 2)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (df, loc, scale)}, (0, 0, 0))
+    df = _as_float(g, df)
+    z = stream.normal(shape)
+    half_v = _standard_gamma(g, stream, shape, _rank(node), g.op("Mul", df, _f64(g, 0.5)))
+    t = g.op("Div", z, g.op("Sqrt", g.op("Div", g.op("Add", half_v, half_v), df)))
+    draws = g.op("Add", _as_float(g, loc), g.op("Mul", _as_float(g, scale), t))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@onnx_funcify.register(DirichletRV)
+def _dirichlet(op, node, g, rng, size, alphas):
+    # Gamma(alpha_i) draws normalised along the last axis
+    stream = _Stream(g, rng)
+    batch = _batch_shape(g, node, {"size": size, "dist": (alphas,)}, (1,))
+    k = g.op("Slice", g.op("Shape", alphas), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    shape = g.op("Concat", batch, k, axis=0)
+    draws = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, alphas))
+    total = g.op("ReduceSum", draws, axes=[-1], keepdims=1)
+    return stream.state, g.cast(g.op("Div", draws, total), _out_dtype(node))
+
+
 @onnx_funcify.register(RandomVariable)
 def _unsupported(op, node, g, *inputs):
     raise NotImplementedError(
         f"No ONNX conversion for the random distribution {op.name!r} ({type(op).__name__}, node: {node}). "
         "Supported: normal, halfnormal, lognormal, uniform, exponential, cauchy, laplace, logistic, gumbel, "
-        "bernoulli, categorical, integers."
+        "bernoulli, categorical, integers, gamma, invgamma, beta, studentt (t), dirichlet."
     )

@@ -65,6 +65,11 @@ CONTINUOUS = [
     ("laplace", lambda r: random_draws(pt.random.laplace, 2.0, 1.5, size=(N,), rng=r), stats.laplace(2.0, 1.5)),
     ("logistic", lambda r: random_draws(pt.random.logistic, 0.5, 2.0, size=(N,), rng=r), stats.logistic(0.5, 2.0)),
     ("gumbel", lambda r: random_draws(pt.random.gumbel, 0.5, 2.0, size=(N,), rng=r), stats.gumbel_r(0.5, 2.0)),
+    ("gamma", lambda r: random_draws(pt.random.gamma, 3.0, scale=2.0, size=(N,), rng=r), stats.gamma(3.0, scale=2.0)),
+    ("gamma_small", lambda r: random_draws(pt.random.gamma, 0.3, scale=2.0, size=(N,), rng=r), stats.gamma(0.3, scale=2.0)),
+    ("invgamma", lambda r: random_draws(pt.random.invgamma, 3.0, 2.0, size=(N,), rng=r), stats.invgamma(3.0, scale=2.0)),
+    ("beta", lambda r: random_draws(pt.random.beta, 0.5, 2.0, size=(N,), rng=r), stats.beta(0.5, 2.0)),
+    ("studentt", lambda r: random_draws(pt.random.t, 3.0, 1.0, 2.0, size=(N,), rng=r), stats.t(3.0, 1.0, 2.0)),
 ]
 
 
@@ -86,6 +91,24 @@ def test_dtype_and_moments(dtype):
     assert draws.dtype == dtype
     assert abs(draws.mean() - 3.0) < 5 * 0.5 / np.sqrt(N)
     assert abs(draws.var() / 0.25 - 1) < 0.05
+
+
+def test_gamma_batched_shapes_and_dirichlet():
+    # one Loop serves elements with different shapes (small and large)
+    alpha = np.array([0.2, 1.0, 50.0])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.gamma, alpha, scale=1.0, size=(N // 2, 3), rng=r))
+    draws = fn()
+    assert not np.isnan(draws).any()
+    for column, a in zip(draws.T, alpha):
+        assert stats.kstest(column, stats.gamma(a).cdf).pvalue > P_MIN
+
+    alphas = np.array([0.5, 2.0, 3.0])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.dirichlet, alphas, size=(N // 2,), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 2, 3)
+    np.testing.assert_allclose(draws.sum(axis=1), 1.0, rtol=1e-12)
+    for column, a in zip(draws.T, alphas):  # marginals are Beta(a_i, sum - a_i)
+        assert stats.kstest(column, stats.beta(a, alphas.sum() - a).cdf).pvalue > P_MIN
 
 
 def test_bernoulli_and_integers_chi_square():
@@ -126,6 +149,9 @@ def test_categorical_chi_square_batched():
         lambda r: random_draws(pt.random.bernoulli, np.full((2, 1), 0.5), size=(2, 5), rng=r),
         lambda r: random_draws(pt.random.categorical, np.full((3, 4), 0.25), rng=r),
         lambda r: random_draws(pt.random.integers, np.arange(3), 10, rng=r),
+        lambda r: random_draws(pt.random.gamma, np.ones((2, 1)), scale=np.ones(3), rng=r),
+        lambda r: random_draws(pt.random.dirichlet, np.ones((2, 3)), size=(4, 2), rng=r),
+        lambda r: random_draws(pt.random.beta, 1.0, 1.0, size=(0, 3), rng=r),
     ],
 )
 def test_shapes_match_pytensor(make_rv):
@@ -190,6 +216,9 @@ def test_opsets(opset):
     rng = pytensor.shared(np.random.default_rng(1))
     next_rng, draws = random_draws(pt.random.uniform, size=(N,), rng=rng)
     fn = pytensor_onnx.compile_onnx([], draws, updates={rng: next_rng}, opset_version=opset)
+    _, gammas = random_draws(pt.random.gamma, 0.5, scale=1.0, size=(N,), rng=next_rng)
+    gamma_fn = pytensor_onnx.compile_onnx([], gammas, opset_version=opset)
+    assert stats.kstest(gamma_fn(), stats.gamma(0.5).cdf).pvalue > P_MIN
     model = pytensor_onnx.export_onnx([], [draws], opset_version=opset)
     onnx.checker.check_model(model, full_check=True)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
