@@ -32,7 +32,9 @@ from pytensor.tensor.random.basic import (
     BetaRV,
     DirichletRV,
     GammaRV,
+    BinomialRV,
     InvGammaRV,
+    PoissonRV,
     StudentTRV,
     CategoricalRV,
     CauchyRV,
@@ -51,6 +53,7 @@ from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type_other import NoneTypeT
 
 from pytensor_onnx.dispatch.basic import onnx_funcify, onnx_typify
+from pytensor_onnx.dispatch.shape import _reshape_with_zero_sizes
 
 #: The key that turns a seed into a node key: the first key of the Squares
 #: paper's key list (keys.h of its reference code).
@@ -179,7 +182,10 @@ class _Stream:
         u = g.op("Mul", g.op("Add", g.cast(bits, "float64"), _f64(g, 0.5)), _f64(g, 2.0**-53))
         used = g.cast(g.op("Add", n, n), "uint64")
         self.counter = g.op("Add", self.counter, g.op("Unsqueeze", used, axes=[0]))
-        return g.op("Reshape", u, shape)
+        # NumPy's zero sizes: ONNX Reshape reads a 0 as "copy" without allowzero
+        if g.opset >= 14:
+            return g.op("Reshape", u, shape, allowzero=1)
+        return _reshape_with_zero_sizes(g, u, shape)
 
     def normal(self, shape):
         g = self.g
@@ -439,10 +445,98 @@ def _dirichlet(op, node, g, rng, size, alphas):
     return stream.state, g.cast(g.op("Div", draws, total), _out_dtype(node))
 
 
+def _search_counts(g, u, p0, rank, ratio, limit):
+    """Inversion by sequential search, vectorised in a Loop: the smallest x
+    with u <= P(X <= x), where P(X = 0) = p0 and P(X = x + 1) = P(X = x) *
+    ratio(body, x); stops where ``limit(body, x)`` is false (float64 counts)."""
+    body = g.subgraph("inversion_search")
+    body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    x = body.input("x", "float64", [None] * rank)
+    p = body.input("p", "float64", [None] * rank)
+    cdf = body.input("cdf", "float64", [None] * rank)
+    b = body
+    more = b.op("And", b.op("Greater", u, cdf), limit(b, x))
+    p = b.op("Where", more, b.op("Mul", p, ratio(b, x)), p)
+    cdf = b.op("Where", more, b.op("Add", cdf, p), cdf)
+    x = b.op("Add", x, b.cast(more, "float64"))
+    pending = b.op("ReduceSum", b.cast(more, "int64"), keepdims=0)
+    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
+    b.output(x, "x_out")
+    b.output(p, "p_out")
+    b.output(cdf, "cdf_out")
+    zeros = g.op("Mul", u, _f64(g, 0.0))
+    p0 = g.op("Add", p0, zeros)
+    counts, _, _ = g.op("Loop", _i64(g, 100_000), g.const(np.array(True)), zeros, p0, p0, body=body, outputs=3)
+    return counts
+
+
+def _chunks(g, shape, total, chunk):
+    """Split per-element totals (float64, broadcast to ``shape``) into chunks
+    of at most ``chunk``: (chunk sizes of shape (K, *shape), K), K the most
+    chunks any element needs (at least 1)."""
+    total = g.op("Add", total, _full(g, shape, 0.0))
+    count = g.op("Max", g.op("Ceil", g.op("Div", total, _f64(g, chunk))), _f64(g, 1.0))
+    flat = g.op("Concat", _f64(g, [1.0]), g.op("Reshape", count, _i64(g, [-1])), axis=0)
+    k = g.cast(g.op("ReduceMax", flat, axes=[0], keepdims=1), "int64")
+    index = g.cast(g.op("Range", _i64(g, 0), g.op("Squeeze", k, axes=[0]), _i64(g, 1)), "float64")
+    index = g.op("Reshape", index, g.op("Concat", k, _i64(g, np.ones(0, np.int64)), axis=0))
+    return k, index, count, total
+
+
+def _batch_axes(g, x, rank):
+    """``x`` (K,) with ``rank`` trailing unit axes, to broadcast against draws."""
+    return g.op("Unsqueeze", x, axes=list(range(1, rank + 1))) if rank else x
+
+
+@onnx_funcify.register(PoissonRV)
+def _poisson(op, node, g, rng, size, lam):
+    # Pois(lam) is the sum of ceil(lam / 10) Poisson chunks of rate <= 10,
+    # each by inversion (exact; time and memory grow with lam).
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (lam,)}, (0,))
+    rank = _rank(node)
+    k, index, count, lam = _chunks(g, shape, _as_float(g, lam), 10.0)
+    index = _batch_axes(g, index, rank)
+    rate = g.op("Where", g.op("Less", index, count), g.op("Div", lam, count), _f64(g, 0.0))
+    chunk_shape = g.op("Concat", k, shape, axis=0)
+    u = stream.uniform(chunk_shape)
+    counts = _search_counts(
+        g, u, g.op("Exp", g.op("Neg", rate)), rank + 1,
+        ratio=lambda b, x: b.op("Div", rate, b.op("Add", x, _f64(b, 1.0))),
+        limit=lambda b, x: b.op("Less", x, _f64(b, 1e9)),  # p underflows long before
+    )
+    return stream.state, g.cast(g.op("ReduceSum", counts, axes=[0], keepdims=0), _out_dtype(node))
+
+
+@onnx_funcify.register(BinomialRV)
+def _binomial(op, node, g, rng, size, n, p):
+    # Bin(n, p) is the sum of Bin(m_j, p) chunks of m_j <= 16 trials, each by
+    # inversion on q = min(p, 1 - p) (so (1 - q)**16 cannot underflow).
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (n, p)}, (0, 0))
+    rank = _rank(node)
+    k, index, count, trials = _chunks(g, shape, _as_float(g, n), 16.0)
+    index = _batch_axes(g, index, rank)
+    m = g.op("Max", g.op("Min", g.op("Sub", trials, g.op("Mul", index, _f64(g, 16.0))), _f64(g, 16.0)), _f64(g, 0.0))
+    p = g.op("Add", _as_float(g, p), _full(g, shape, 0.0))
+    flip = g.op("Greater", p, _f64(g, 0.5))
+    q = g.op("Where", flip, g.op("Sub", _f64(g, 1.0), p), p)
+    odds = g.op("Div", q, g.op("Sub", _f64(g, 1.0), q))
+    u = stream.uniform(g.op("Concat", k, shape, axis=0))
+    counts = _search_counts(
+        g, u, g.op("Pow", g.op("Sub", _f64(g, 1.0), q), m), rank + 1,
+        ratio=lambda b, x: b.op("Mul", odds, b.op("Div", b.op("Sub", m, x), b.op("Add", x, _f64(b, 1.0)))),
+        limit=lambda b, x: b.op("Less", x, m),
+    )
+    counts = g.op("Where", flip, g.op("Sub", m, counts), counts)
+    return stream.state, g.cast(g.op("ReduceSum", counts, axes=[0], keepdims=0), _out_dtype(node))
+
+
 @onnx_funcify.register(RandomVariable)
 def _unsupported(op, node, g, *inputs):
     raise NotImplementedError(
         f"No ONNX conversion for the random distribution {op.name!r} ({type(op).__name__}, node: {node}). "
         "Supported: normal, halfnormal, lognormal, uniform, exponential, cauchy, laplace, logistic, gumbel, "
-        "bernoulli, categorical, integers, gamma, invgamma, beta, studentt (t), dirichlet."
+        "bernoulli, categorical, integers, gamma, invgamma, beta, studentt (t), dirichlet, poisson, binomial."
     )

@@ -111,6 +111,48 @@ def test_gamma_batched_shapes_and_dirichlet():
         assert stats.kstest(column, stats.beta(a, alphas.sum() - a).cdf).pvalue > P_MIN
 
 
+def chi_square_pvalue(draws, dist):
+    """Chi-square of integer draws against a scipy discrete distribution,
+    over the values with expected count >= 5 plus one bin for the rest."""
+    values = np.arange(int(dist.ppf(1e-6)), int(dist.ppf(1 - 1e-6)) + 1)
+    expected = dist.pmf(values) * len(draws)
+    keep = expected >= 5
+    counts = np.array([(draws == v).sum() for v in values[keep]])
+    counts = np.append(counts, len(draws) - counts.sum())
+    expected = np.append(expected[keep], len(draws) - expected[keep].sum())
+    return stats.chisquare(counts, expected * len(draws) / expected.sum()).pvalue
+
+
+@pytest.mark.parametrize("lam", [0.5, 7.0, 35.0, 400.0])
+def test_poisson_chi_square(lam):
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.poisson, lam, size=(N,), rng=r))
+    draws = fn()
+    assert draws.dtype == "int64" and draws.min() >= 0
+    assert chi_square_pvalue(draws, stats.poisson(lam)) > P_MIN
+
+
+@pytest.mark.parametrize("n, p", [(10, 0.3), (100, 0.8), (1000, 0.05)])
+def test_binomial_chi_square(n, p):
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.binomial, n, p, size=(N,), rng=r))
+    draws = fn()
+    assert draws.dtype == "int64" and 0 <= draws.min() and draws.max() <= n
+    assert chi_square_pvalue(draws, stats.binom(n, p)) > P_MIN
+
+
+def test_discrete_batched_parameters_and_edges():
+    lam = np.array([0.0, 3.0, 250.0])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.poisson, lam, size=(N // 4, 3), rng=r))
+    draws = fn()
+    assert (draws[:, 0] == 0).all()
+    for column, rate in zip(draws.T[1:], lam[1:]):
+        assert chi_square_pvalue(column, stats.poisson(rate)) > P_MIN
+    n, p = np.array([0, 5, 40, 7]), np.array([0.5, 1.0, 0.25, 0.0])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.binomial, n, p, size=(N // 4, 4), rng=r))
+    draws = fn()
+    assert (draws[:, 0] == 0).all() and (draws[:, 1] == 5).all() and (draws[:, 3] == 0).all()
+    assert chi_square_pvalue(draws[:, 2], stats.binom(40, 0.25)) > P_MIN
+
+
 def test_bernoulli_and_integers_chi_square():
     fn, _ = draw_fn(lambda r: random_draws(pt.random.bernoulli, 0.3, size=(N,), rng=r))
     draws = fn()
@@ -152,6 +194,9 @@ def test_categorical_chi_square_batched():
         lambda r: random_draws(pt.random.gamma, np.ones((2, 1)), scale=np.ones(3), rng=r),
         lambda r: random_draws(pt.random.dirichlet, np.ones((2, 3)), size=(4, 2), rng=r),
         lambda r: random_draws(pt.random.beta, 1.0, 1.0, size=(0, 3), rng=r),
+        lambda r: random_draws(pt.random.poisson, np.ones((2, 1)), size=(3, 2, 5), rng=r),
+        lambda r: random_draws(pt.random.binomial, np.arange(4), 0.5, rng=r),
+        lambda r: random_draws(pt.random.poisson, 3.0, size=(0,), rng=r),
     ],
 )
 def test_shapes_match_pytensor(make_rv):
@@ -219,6 +264,9 @@ def test_opsets(opset):
     _, gammas = random_draws(pt.random.gamma, 0.5, scale=1.0, size=(N,), rng=next_rng)
     gamma_fn = pytensor_onnx.compile_onnx([], gammas, opset_version=opset)
     assert stats.kstest(gamma_fn(), stats.gamma(0.5).cdf).pvalue > P_MIN
+    # zero sizes (ONNX Reshape reads 0 as "copy" before opset 14's allowzero)
+    _, empty = random_draws(pt.random.poisson, 3.0, size=(2, 0), rng=rng)
+    assert pytensor_onnx.compile_onnx([], empty, opset_version=opset)().shape == (2, 0)
     model = pytensor_onnx.export_onnx([], [draws], opset_version=opset)
     onnx.checker.check_model(model, full_check=True)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
