@@ -33,6 +33,9 @@ from pytensor.tensor.random.basic import (
     DirichletRV,
     GammaRV,
     BinomialRV,
+    ChoiceWithoutReplacement,
+    MultinomialRV,
+    PermutationRV,
     InvGammaRV,
     PoissonRV,
     StudentTRV,
@@ -153,6 +156,14 @@ def _key(g, seed):
     return g.op("Add", _shift(g, _shift(g, key, 1, "RIGHT"), 1, "LEFT"), _u64(g, 1))
 
 
+def _reshape(g, x, shape):
+    """Reshape to an int64 ``shape`` with NumPy's zero sizes (ONNX Reshape
+    reads a 0 as "copy the input dim" unless allowzero=1, opset 14+)."""
+    if g.opset >= 14:
+        return g.op("Reshape", x, shape, allowzero=1)
+    return _reshape_with_zero_sizes(g, x, shape)
+
+
 class _Stream:
     """Draws from one RNG state, advancing it: ``uniform(shape)`` gives
     float64 draws in the open interval (0, 1); ``state`` is the next state."""
@@ -182,10 +193,7 @@ class _Stream:
         u = g.op("Mul", g.op("Add", g.cast(bits, "float64"), _f64(g, 0.5)), _f64(g, 2.0**-53))
         used = g.cast(g.op("Add", n, n), "uint64")
         self.counter = g.op("Add", self.counter, g.op("Unsqueeze", used, axes=[0]))
-        # NumPy's zero sizes: ONNX Reshape reads a 0 as "copy" without allowzero
-        if g.opset >= 14:
-            return g.op("Reshape", u, shape, allowzero=1)
-        return _reshape_with_zero_sizes(g, u, shape)
+        return _reshape(g, u, shape)
 
     def normal(self, shape):
         g = self.g
@@ -533,10 +541,92 @@ def _binomial(op, node, g, rng, size, n, p):
     return stream.state, g.cast(g.op("ReduceSum", counts, axes=[0], keepdims=0), _out_dtype(node))
 
 
+def _at_least_one_max(g, x):
+    """max(1, max of ``x``) as int64 [1] (also for an empty ``x``)."""
+    flat = g.op("Concat", _f64(g, [1.0]), g.op("Reshape", g.cast(x, "float64"), _i64(g, [-1])), axis=0)
+    return g.cast(g.op("ReduceMax", flat, axes=[0], keepdims=1), "int64")
+
+
+@onnx_funcify.register(MultinomialRV)
+def _multinomial(op, node, g, rng, size, n, p):
+    # Counts of n categorical draws (the last category takes 1 - sum of the
+    # others, as NumPy's): exact; memory grows with max(n) * batch * k.
+    stream = _Stream(g, rng)
+    batch = _batch_shape(g, node, {"size": size, "dist": (n, p)}, (0, 1))
+    rank = _rank(node) - 1
+    n = g.op("Add", _as_float(g, n), _full(g, batch, 0.0))
+    most = _at_least_one_max(g, n)
+    u = stream.uniform(g.op("Concat", most, batch, axis=0))
+    cdf = g.op("CumSum", _as_float(g, p), _i64(g, -1))
+    k = g.op("Slice", g.op("Shape", p), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    head = g.op("Slice", cdf, _i64(g, [0]), g.op("Sub", k, _i64(g, 1)), _i64(g, [-1]))
+    category = g.op("ReduceSum", g.cast(g.op("Less", head, g.op("Unsqueeze", u, axes=[-1])), "int64"),
+                    axes=[-1], keepdims=1)
+    draw = g.op("Range", _i64(g, 0), g.op("Squeeze", most, axes=[0]), _i64(g, 1))
+    active = g.op("Less", _batch_axes(g, g.cast(draw, "float64"), rank), n)
+    categories = g.op("Range", _i64(g, 0), g.op("Squeeze", k, axes=[0]), _i64(g, 1))
+    hits = g.op("And", g.op("Equal", category, categories), g.op("Unsqueeze", active, axes=[-1]))
+    counts = g.op("ReduceSum", g.cast(hits, "int64"), axes=[0], keepdims=0)
+    return stream.state, g.cast(counts, _out_dtype(node))
+
+
+def _unbatched(op, node):
+    if node.outputs[1].type.ndim - op.ndim_supp or not isinstance(node.inputs[1].type, NoneTypeT):
+        raise NotImplementedError(
+            f"No ONNX conversion for batched {op.name!r} ({type(op).__name__}, node: {node}): "
+            "only draws without batch dimensions or size convert."
+        )
+
+
+def _order(g, keys, count, largest):
+    """Indices of the ``count`` largest (or smallest) keys, in order."""
+    return g.op("TopK", keys, g.op("Reshape", count, _i64(g, [1])), axis=0, largest=int(largest), sorted=1,
+                outputs=2)[1]
+
+
+@onnx_funcify.register(PermutationRV)
+def _permutation(op, node, g, rng, size, x):
+    # sorting i.i.d. uniform keys gives a uniformly random order
+    _unbatched(op, node)
+    stream = _Stream(g, rng)
+    length = g.op("Reshape", g.cast(x, "int64"), _i64(g, [1])) if op.ndims_params[0] == 0 else \
+        g.op("Slice", g.op("Shape", x), _i64(g, [0]), _i64(g, [1]))
+    order = _order(g, stream.uniform(length), length, largest=False)
+    out = g.cast(order, _out_dtype(node)) if op.ndims_params[0] == 0 else g.op("Gather", x, order, axis=0)
+    return stream.state, out
+
+
+@onnx_funcify.register(ChoiceWithoutReplacement)
+def _choice_without_replacement(op, node, g, rng, size, a, *rest):
+    # the first draws of a random order; with p, the Gumbel-top-k trick:
+    # the k largest log p + Gumbel keys are a weighted draw without replacement
+    # (Vieira 2014; Kool et al., ICML 2019)
+    _unbatched(op, node)
+    p, core_shape = rest if len(rest) == 2 else (None, rest[0])
+    stream = _Stream(g, rng)
+    population = g.op("Reshape", g.cast(a, "int64"), _i64(g, [1])) if op.ndims_params[0] == 0 else \
+        g.op("Slice", g.op("Shape", a), _i64(g, [0]), _i64(g, [1]))
+    core_shape = g.cast(core_shape, "int64")
+    count = g.op("Size", g.op("ConstantOfShape", core_shape))
+    u = stream.uniform(population)
+    if p is None:
+        keys = u
+    else:
+        keys = g.op("Sub", g.op("Log", _as_float(g, p)), g.op("Log", g.op("Neg", g.op("Log", u))))
+    chosen = _order(g, keys, count, largest=True)
+    if op.ndims_params[0] == 0:
+        out = g.cast(_reshape(g, chosen, core_shape), _out_dtype(node))
+    else:
+        out = g.op("Gather", a, _reshape(g, chosen, core_shape), axis=0)
+    return stream.state, out
+
+
 @onnx_funcify.register(RandomVariable)
 def _unsupported(op, node, g, *inputs):
     raise NotImplementedError(
         f"No ONNX conversion for the random distribution {op.name!r} ({type(op).__name__}, node: {node}). "
         "Supported: normal, halfnormal, lognormal, uniform, exponential, cauchy, laplace, logistic, gumbel, "
-        "bernoulli, categorical, integers, gamma, invgamma, beta, studentt (t), dirichlet, poisson, binomial."
+        "bernoulli, categorical, integers, gamma, invgamma, beta, studentt (t), dirichlet, poisson, binomial, multinomial, "
+        "permutation and choice without replacement (unbatched); choice with replacement builds on integers "
+        "and categorical."
     )

@@ -153,6 +153,56 @@ def test_discrete_batched_parameters_and_edges():
     assert chi_square_pvalue(draws[:, 2], stats.binom(40, 0.25)) > P_MIN
 
 
+def test_multinomial():
+    p = np.array([0.2, 0.3, 0.5])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.multinomial, 20, p, size=(N // 4,), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 4, 3) and draws.dtype == "int64"
+    assert (draws.sum(axis=1) == 20).all()
+    for column, pi in zip(draws.T, p):  # marginals are Bin(n, p_i)
+        assert chi_square_pvalue(column, stats.binom(20, pi)) > P_MIN
+    # batched n and p, n = 0, and a last category taking the rest
+    fn, _ = draw_fn(lambda r: random_draws(
+        pt.random.multinomial, np.array([0, 7, 5]), np.array([[0.5, 0.5], [0.25, 0.75], [0.0, 0.0]]), rng=r))
+    draws = fn()
+    np.testing.assert_array_equal(draws[0], [0, 0])
+    assert draws[1].sum() == 7
+    np.testing.assert_array_equal(draws[2], [0, 5])
+
+
+def orderings(fn, calls):
+    return [tuple(fn().ravel().tolist()) for _ in range(calls)]
+
+
+def test_permutation_uniform_over_orders():
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.permutation, 4, rng=r))
+    seen = orderings(fn, 2400)
+    assert all(sorted(order) == [0, 1, 2, 3] for order in seen)
+    counts = np.unique(np.array(seen), axis=0, return_counts=True)[1]
+    assert len(counts) == 24 and stats.chisquare(counts).pvalue > P_MIN
+    x = np.arange(12.0).reshape(4, 3)
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.permutation, x, rng=r))
+    rows = fn()
+    assert rows.shape == (4, 3)
+    np.testing.assert_array_equal(np.sort(rows[:, 0]), x[:, 0])
+    np.testing.assert_array_equal(rows - rows[:, :1], np.tile([0.0, 1.0, 2.0], (4, 1)))
+
+
+def test_choice_without_replacement():
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.choice, 5, size=(2,), replace=False, rng=r))
+    seen = orderings(fn, 2000)
+    assert all(a != b for a, b in seen)
+    counts = np.unique(np.array(seen), axis=0, return_counts=True)[1]
+    assert len(counts) == 20 and stats.chisquare(counts).pvalue > P_MIN
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.choice, np.arange(4) * 10, size=(2, 2), replace=False, p=p,
+                                           rng=r))
+    seen = np.array(orderings(fn, 2000))
+    assert all(len(set(row)) == 4 for row in seen)
+    first = np.bincount(seen[:, 0] // 10, minlength=4)
+    assert stats.chisquare(first, p * len(seen)).pvalue > P_MIN
+
+
 def test_bernoulli_and_integers_chi_square():
     fn, _ = draw_fn(lambda r: random_draws(pt.random.bernoulli, 0.3, size=(N,), rng=r))
     draws = fn()
@@ -298,8 +348,16 @@ def test_export_takes_seed_and_returns_next_state(tmp_path):
     np.testing.assert_array_equal(fn(), a)
 
 
-def test_unsupported_distribution_names_it():
+@pytest.mark.parametrize(
+    "make_rv, name",
+    [
+        (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
+        (lambda r: random_draws(pt.random.multivariate_normal, np.zeros(2), np.eye(2), rng=r), "multivariate_normal"),
+        (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
+    ],
+)
+def test_unsupported_distribution_names_it(make_rv, name):
     rng = pytensor.shared(np.random.default_rng(1))
-    _, draws = random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=rng)
-    with pytest.raises(NotImplementedError, match="vonmises"):
+    _, draws = make_rv(rng)
+    with pytest.raises(NotImplementedError, match=name):
         pytensor.function([], draws, mode="ONNX")
