@@ -20,6 +20,8 @@ float64 and cast to the RV's dtype.
 
 How a NumPy ``Generator`` becomes a state and back, for mode ONNX and
 export, is in ``rng_state`` / ``state_generator`` (see docs/semantics.md).
+Distributions without a rule here (von Mises, multivariate normal, ...) fall
+to ``onnx_funcify``'s default: NotImplementedError naming the Op and node.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ from pytensor.tensor.random.basic import (
     NormalRV,
     UniformRV,
 )
-from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type_other import NoneTypeT
 
@@ -619,14 +620,3 @@ def _choice_without_replacement(op, node, g, rng, size, a, *rest):
     else:
         out = g.op("Gather", a, _reshape(g, chosen, core_shape), axis=0)
     return stream.state, out
-
-
-@onnx_funcify.register(RandomVariable)
-def _unsupported(op, node, g, *inputs):
-    raise NotImplementedError(
-        f"No ONNX conversion for the random distribution {op.name!r} ({type(op).__name__}, node: {node}). "
-        "Supported: normal, halfnormal, lognormal, uniform, exponential, cauchy, laplace, logistic, gumbel, "
-        "bernoulli, categorical, integers, gamma, invgamma, beta, studentt (t), dirichlet, poisson, binomial, multinomial, "
-        "permutation and choice without replacement (unbatched); choice with replacement builds on integers "
-        "and categorical."
-    )
