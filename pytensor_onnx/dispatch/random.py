@@ -20,7 +20,7 @@ float64 and cast to the RV's dtype.
 
 How a NumPy ``Generator`` becomes a state and back, for mode ONNX and
 export, is in ``rng_state`` / ``state_generator`` (see docs/semantics.md).
-Distributions without a rule here (von Mises, multivariate normal, ...) fall
+Distributions without a rule here (von Mises, wald, ...) fall
 to ``onnx_funcify``'s default: NotImplementedError naming the Op and node.
 """
 
@@ -37,6 +37,7 @@ from pytensor.tensor.random.basic import (
     BinomialRV,
     ChoiceWithoutReplacement,
     MultinomialRV,
+    MvNormalRV,
     PermutationRV,
     InvGammaRV,
     PoissonRV,
@@ -620,3 +621,46 @@ def _choice_without_replacement(op, node, g, rng, size, a, *rest):
     else:
         out = g.op("Gather", a, _reshape(g, chosen, core_shape), axis=0)
     return stream.state, out
+
+
+def _psd_cholesky(g, cov, rank):
+    """Lower Cholesky factor of symmetric positive semi-definite matrices
+    (..., k, k), a column per Loop iteration (the Cholesky-Banachiewicz
+    recurrence): column j is (A[:, j] - L L[j]^T) / sqrt(pivot) below the
+    diagonal. A pivot <= 0 (a singular PSD matrix) gives a zero column, so
+    L L^T = A still holds: any factor of the covariance gives the same
+    distribution, as PyTensor's "svd" and "eigh" methods do."""
+    k = g.op("Slice", g.op("Shape", cov), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    body = g.subgraph("psd_cholesky")
+    j = body.input("j", "int64", [])
+    body.input("condition", "bool", [])
+    factor = body.input("factor", "float64", [None] * rank)
+    b = body
+    row = b.op("Gather", factor, j, axis=rank - 2)  # (..., k): L[j, :]
+    column = b.op("Gather", cov, j, axis=rank - 1)  # (..., k): A[:, j]
+    rest = b.op("Sub", column, b.op("ReduceSum", b.op("Mul", factor, b.op("Unsqueeze", row, axes=[-2])),
+                                    axes=[-1], keepdims=0))
+    pivot = b.op("Max", b.op("Gather", rest, j, axis=rank - 2), _f64(b, 0.0))
+    root = b.op("Unsqueeze", b.op("Sqrt", pivot), axes=[-1])
+    index = b.op("Range", _i64(b, 0), b.op("Squeeze", k, axes=[0]), _i64(b, 1))
+    keep = b.op("And", b.op("GreaterOrEqual", index, j), b.op("Greater", root, _f64(b, 0.0)))
+    new_column = b.op("Where", keep, b.op("Div", rest, b.op("Where", keep, root, _f64(b, 1.0))), _f64(b, 0.0))
+    at_j = b.cast(b.op("Equal", index, j), "float64")
+    b.output(b.const(np.array(True)), "continue")
+    b.output(b.op("Add", factor, b.op("Mul", b.op("Unsqueeze", new_column, axes=[-1]), at_j)), "factor_out")
+    return g.op("Loop", g.op("Squeeze", k, axes=[0]), g.const(np.array(True)), g.op("Mul", cov, _f64(g, 0.0)),
+                body=body, outputs=1)
+
+
+@onnx_funcify.register(MvNormalRV)
+def _mvnormal(op, node, g, rng, size, mean, cov):
+    # mean + L z with L L^T = cov (every method draws from the same distribution)
+    stream = _Stream(g, rng)
+    batch = _batch_shape(g, node, {"size": size, "dist": (mean, cov)}, (1, 2))
+    k = g.op("Slice", g.op("Shape", mean), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    z = stream.normal(g.op("Concat", batch, k, axis=0))
+    cov = _as_float(g, cov)
+    factor = _psd_cholesky(g, cov, node.inputs[3].type.ndim)
+    draws = g.op("Add", _as_float(g, mean),
+                 g.op("ReduceSum", g.op("Mul", factor, g.op("Unsqueeze", z, axes=[-2])), axes=[-1], keepdims=0))
+    return stream.state, g.cast(draws, _out_dtype(node))

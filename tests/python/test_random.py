@@ -203,6 +203,30 @@ def test_choice_without_replacement():
     assert stats.chisquare(first, p * len(seen)).pvalue > P_MIN
 
 
+@pytest.mark.parametrize("method", ["cholesky", "svd"])
+def test_multivariate_normal(method):
+    mean = np.array([1.0, -1.0, 0.0])
+    cov = np.array([[2.0, 0.6, 0.3], [0.6, 1.0, -0.2], [0.3, -0.2, 0.5]])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.multivariate_normal, mean, cov, size=(N,), method=method, rng=r))
+    draws = fn()
+    assert draws.shape == (N, 3)
+    np.testing.assert_allclose(np.cov(draws.T), cov, atol=0.06)
+    for w in (np.array([1.0, 0.0, 0.0]), np.array([0.3, -1.0, 2.0])):  # projections are normal
+        projected = stats.norm(w @ mean, np.sqrt(w @ cov @ w))
+        assert stats.kstest(draws @ w, projected.cdf).pvalue > P_MIN
+
+
+def test_multivariate_normal_batched_and_singular():
+    # a batch of covariances, one singular (perfectly correlated): PSD is enough
+    cov = np.stack([np.eye(2) * 4.0, np.ones((2, 2))])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.multivariate_normal, np.zeros(2), cov, size=(N // 4, 2), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 4, 2, 2) and not np.isnan(draws).any()
+    np.testing.assert_array_equal(draws[:, 1, 0], draws[:, 1, 1])
+    np.testing.assert_allclose(draws[:, 0].std(axis=0), [2.0, 2.0], rtol=0.05)
+    assert abs(np.corrcoef(draws[:, 0].T)[0, 1]) < 0.05
+
+
 def test_bernoulli_and_integers_chi_square():
     fn, _ = draw_fn(lambda r: random_draws(pt.random.bernoulli, 0.3, size=(N,), rng=r))
     draws = fn()
@@ -247,6 +271,7 @@ def test_categorical_chi_square_batched():
         lambda r: random_draws(pt.random.poisson, np.ones((2, 1)), size=(3, 2, 5), rng=r),
         lambda r: random_draws(pt.random.binomial, np.arange(4), 0.5, rng=r),
         lambda r: random_draws(pt.random.poisson, 3.0, size=(0,), rng=r),
+        lambda r: random_draws(pt.random.multivariate_normal, np.zeros((3, 1, 2)), np.eye(2), rng=r),
     ],
 )
 def test_shapes_match_pytensor(make_rv):
@@ -317,6 +342,9 @@ def test_opsets(opset):
     # zero sizes (ONNX Reshape reads 0 as "copy" before opset 14's allowzero)
     _, empty = random_draws(pt.random.poisson, 3.0, size=(2, 0), rng=rng)
     assert pytensor_onnx.compile_onnx([], empty, opset_version=opset)().shape == (2, 0)
+    _, mv = random_draws(pt.random.multivariate_normal, np.zeros(2), np.eye(2), size=(3,), rng=rng)
+    mv_draws = pytensor_onnx.compile_onnx([], mv, opset_version=opset)()
+    assert mv_draws.shape == (3, 2) and np.isfinite(mv_draws).all()
     model = pytensor_onnx.export_onnx([], [draws], opset_version=opset)
     onnx.checker.check_model(model, full_check=True)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -352,7 +380,7 @@ def test_export_takes_seed_and_returns_next_state(tmp_path):
     "make_rv, name",
     [
         (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
-        (lambda r: random_draws(pt.random.multivariate_normal, np.zeros(2), np.eye(2), rng=r), "multivariate_normal"),
+        (lambda r: random_draws(pt.random.wald, 1.0, 1.0, size=(3,), rng=r), "wald"),
         (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
     ],
 )
