@@ -384,6 +384,22 @@ def test_export_takes_seed_and_returns_next_state(tmp_path):
         (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
     ],
 )
+def test_export_function_takes_rng_as_seed_input():
+    rng = pytensor.shared(np.random.default_rng(1), name="rng")
+    x = pt.vector("x")
+    next_rng, draws = random_draws(pt.random.normal, x, 1.0, rng=rng)
+    fn = pytensor.function([x], draws * 2, updates={rng: next_rng})
+    model = pytensor_onnx.export_function_onnx(fn)
+    onnx.checker.check_model(model, full_check=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert [(i.name, i.type) for i in session.get_inputs()] == [("x", "tensor(double)"), ("rng", "tensor(uint64)")]
+    loc = np.full(N, 5.0)
+    (a,) = session.run(None, {"x": loc, "rng": np.array([1, 0], dtype=np.uint64)})
+    (b,) = session.run(None, {"x": loc, "rng": np.array([2, 0], dtype=np.uint64)})
+    assert not np.array_equal(a, b)
+    assert stats.kstest(a, stats.norm(10.0, 2.0).cdf).pvalue > P_MIN
+
+
 def test_unsupported_distribution_names_it(make_rv, name):
     rng = pytensor.shared(np.random.default_rng(1))
     _, draws = make_rv(rng)
