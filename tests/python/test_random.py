@@ -376,14 +376,6 @@ def test_export_takes_seed_and_returns_next_state(tmp_path):
     np.testing.assert_array_equal(fn(), a)
 
 
-@pytest.mark.parametrize(
-    "make_rv, name",
-    [
-        (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
-        (lambda r: random_draws(pt.random.wald, 1.0, 1.0, size=(3,), rng=r), "wald"),
-        (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
-    ],
-)
 def test_export_function_takes_rng_as_seed_input():
     rng = pytensor.shared(np.random.default_rng(1), name="rng")
     x = pt.vector("x")
@@ -400,6 +392,14 @@ def test_export_function_takes_rng_as_seed_input():
     assert stats.kstest(a, stats.norm(10.0, 2.0).cdf).pvalue > P_MIN
 
 
+@pytest.mark.parametrize(
+    "make_rv, name",
+    [
+        (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
+        (lambda r: random_draws(pt.random.wald, 1.0, 1.0, size=(3,), rng=r), "wald"),
+        (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
+    ],
+)
 def test_unsupported_distribution_names_it(make_rv, name):
     rng = pytensor.shared(np.random.default_rng(1))
     _, draws = make_rv(rng)
