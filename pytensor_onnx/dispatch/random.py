@@ -225,6 +225,19 @@ def _batch_shape(g, node, params, core_ndims):
     return shape if shape is not None else _i64(g, np.zeros(0, np.int64))
 
 
+def _last_dim(g, x):
+    """The last dim of ``x`` as int64 [1]."""
+    return g.op("Slice", g.op("Shape", x), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+
+
+def _leading_length(g, op, x):
+    """How many items a permutation/choice draws from: ``x`` itself for an
+    integer (``arange(x)``), else its first dim; int64 [1]."""
+    if op.ndims_params[0] == 0:
+        return g.op("Reshape", g.cast(x, "int64"), _i64(g, [1]))
+    return g.op("Slice", g.op("Shape", x), _i64(g, [0]), _i64(g, [1]))
+
+
 def _as_float(g, value):
     return g.cast(value, "float64")
 
@@ -336,7 +349,7 @@ def _categorical(op, node, g, rng, size, p):
     cdf = g.op("CumSum", _as_float(g, p), _i64(g, -1))
     u = g.op("Unsqueeze", stream.uniform(shape), axes=[-1])
     count = g.op("ReduceSum", g.cast(g.op("Less", cdf, u), "int64"), axes=[-1], keepdims=0)
-    last = g.op("Sub", g.op("Slice", g.op("Shape", p), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max])), _i64(g, 1))
+    last = g.op("Sub", _last_dim(g, p), _i64(g, 1))
     draws = g.op("Min", count, g.op("Squeeze", last, axes=[0]))
     return stream.state, g.cast(draws, node.outputs[1].type.dtype)
 
@@ -448,7 +461,7 @@ def _dirichlet(op, node, g, rng, size, alphas):
     # Gamma(alpha_i) draws normalised along the last axis
     stream = _Stream(g, rng)
     batch = _batch_shape(g, node, {"size": size, "dist": (alphas,)}, (1,))
-    k = g.op("Slice", g.op("Shape", alphas), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    k = _last_dim(g, alphas)
     shape = g.op("Concat", batch, k, axis=0)
     draws = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, alphas))
     total = g.op("ReduceSum", draws, axes=[-1], keepdims=1)
@@ -560,7 +573,7 @@ def _multinomial(op, node, g, rng, size, n, p):
     most = _at_least_one_max(g, n)
     u = stream.uniform(g.op("Concat", most, batch, axis=0))
     cdf = g.op("CumSum", _as_float(g, p), _i64(g, -1))
-    k = g.op("Slice", g.op("Shape", p), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    k = _last_dim(g, p)
     head = g.op("Slice", cdf, _i64(g, [0]), g.op("Sub", k, _i64(g, 1)), _i64(g, [-1]))
     category = g.op("ReduceSum", g.cast(g.op("Less", head, g.op("Unsqueeze", u, axes=[-1])), "int64"),
                     axes=[-1], keepdims=1)
@@ -591,8 +604,7 @@ def _permutation(op, node, g, rng, size, x):
     # sorting i.i.d. uniform keys gives a uniformly random order
     _unbatched(op, node)
     stream = _Stream(g, rng)
-    length = g.op("Reshape", g.cast(x, "int64"), _i64(g, [1])) if op.ndims_params[0] == 0 else \
-        g.op("Slice", g.op("Shape", x), _i64(g, [0]), _i64(g, [1]))
+    length = _leading_length(g, op, x)
     order = _order(g, stream.uniform(length), length, largest=False)
     out = g.cast(order, _out_dtype(node)) if op.ndims_params[0] == 0 else g.op("Gather", x, order, axis=0)
     return stream.state, out
@@ -606,8 +618,7 @@ def _choice_without_replacement(op, node, g, rng, size, a, *rest):
     _unbatched(op, node)
     p, core_shape = rest if len(rest) == 2 else (None, rest[0])
     stream = _Stream(g, rng)
-    population = g.op("Reshape", g.cast(a, "int64"), _i64(g, [1])) if op.ndims_params[0] == 0 else \
-        g.op("Slice", g.op("Shape", a), _i64(g, [0]), _i64(g, [1]))
+    population = _leading_length(g, op, a)
     core_shape = g.cast(core_shape, "int64")
     count = g.op("Size", g.op("ConstantOfShape", core_shape))
     u = stream.uniform(population)
@@ -630,7 +641,7 @@ def _psd_cholesky(g, cov, rank):
     diagonal. A pivot <= 0 (a singular PSD matrix) gives a zero column, so
     L L^T = A still holds: any factor of the covariance gives the same
     distribution, as PyTensor's "svd" and "eigh" methods do."""
-    k = g.op("Slice", g.op("Shape", cov), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    k = _last_dim(g, cov)
     body = g.subgraph("psd_cholesky")
     j = body.input("j", "int64", [])
     body.input("condition", "bool", [])
@@ -657,7 +668,7 @@ def _mvnormal(op, node, g, rng, size, mean, cov):
     # mean + L z with L L^T = cov (every method draws from the same distribution)
     stream = _Stream(g, rng)
     batch = _batch_shape(g, node, {"size": size, "dist": (mean, cov)}, (1, 2))
-    k = g.op("Slice", g.op("Shape", mean), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
+    k = _last_dim(g, mean)
     z = stream.normal(g.op("Concat", batch, k, axis=0))
     cov = _as_float(g, cov)
     factor = _psd_cholesky(g, cov, node.inputs[3].type.ndim)
