@@ -27,6 +27,7 @@ to ``onnx_funcify``'s default: NotImplementedError naming the Op and node.
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 from pytensor.tensor.random.basic import (
@@ -184,6 +185,11 @@ class _Stream:
 
     def uniform(self, shape):
         g = self.g
+        known = shape.constant_value
+        if known is not None and 0 in known:
+            # ONNX Runtime 1.21's optimizer breaks on constant-folded empty
+            # tensors broadcast with the [1] counter (it gives shape {1}).
+            return g.const(np.zeros(tuple(int(d) for d in known), dtype=np.float64))
         n = g.op("Size", g.op("ConstantOfShape", shape))
         index = g.cast(g.op("Range", _i64(g, 0), n, _i64(g, 1)), "uint64")
         first = g.op("Add", self.counter, g.op("Add", index, index))
@@ -209,10 +215,31 @@ class _Stream:
 
 
 # ---------------------------------------------------------------- the rules
+def _register(op_class):
+    """Register an RV rule; draws PyTensor knows to be empty skip it (a
+    constant empty result, the state unchanged): ONNX Runtime 1.21 crashes on
+    some constant-folded empty tensors in these graphs."""
+
+    def decorate(rule):
+        @functools.wraps(rule)
+        def rv_rule(op, node, g, rng, *inputs):
+            static = node.outputs[1].type.shape
+            if 0 in static and None not in static:
+                return rng, g.const(np.zeros(static, dtype=node.outputs[1].type.dtype))
+            return rule(op, node, g, rng, *inputs)
+
+        return onnx_funcify.register(op_class)(rv_rule)
+
+    return decorate
+
+
 def _batch_shape(g, node, params, core_ndims):
     """int64 shape of the draws: ``size`` when given, else the broadcast
     batch shape of the parameters (PyTensor makes their batch ranks equal)."""
     op = node.op
+    static = node.outputs[1].type.shape
+    if all(dim is not None for dim in static):
+        return _i64(g, np.array(static[: len(static) - op.ndim_supp], dtype=np.int64))
     size_var = node.inputs[1]
     if not isinstance(size_var.type, NoneTypeT):
         return g.cast(params["size"], "int64")
@@ -292,10 +319,10 @@ for _cls, _standard in (
     (LogisticRV, _standard_logistic),
     (GumbelRV, _standard_gumbel),
 ):
-    onnx_funcify.register(_cls)(_location_scale(_standard))
+    _register(_cls)(_location_scale(_standard))
 
 
-@onnx_funcify.register(LogNormalRV)
+@_register(LogNormalRV)
 def _lognormal(op, node, g, rng, size, mean, sigma):
     stream = _Stream(g, rng)
     shape = _batch_shape(g, node, {"size": size, "dist": (mean, sigma)}, (0, 0))
@@ -303,7 +330,7 @@ def _lognormal(op, node, g, rng, size, mean, sigma):
     return stream.state, g.cast(g.op("Exp", log), node.outputs[1].type.dtype)
 
 
-@onnx_funcify.register(UniformRV)
+@_register(UniformRV)
 def _uniform(op, node, g, rng, size, low, high):
     stream = _Stream(g, rng)
     shape = _batch_shape(g, node, {"size": size, "dist": (low, high)}, (0, 0))
@@ -312,7 +339,7 @@ def _uniform(op, node, g, rng, size, low, high):
     return stream.state, g.cast(draws, node.outputs[1].type.dtype)
 
 
-@onnx_funcify.register(ExponentialRV)
+@_register(ExponentialRV)
 def _exponential(op, node, g, rng, size, scale):
     stream = _Stream(g, rng)
     shape = _batch_shape(g, node, {"size": size, "dist": (scale,)}, (0,))
@@ -320,7 +347,7 @@ def _exponential(op, node, g, rng, size, scale):
     return stream.state, g.cast(draws, node.outputs[1].type.dtype)
 
 
-@onnx_funcify.register(BernoulliRV)
+@_register(BernoulliRV)
 def _bernoulli(op, node, g, rng, size, p):
     stream = _Stream(g, rng)
     shape = _batch_shape(g, node, {"size": size, "dist": (p,)}, (0,))
@@ -328,7 +355,7 @@ def _bernoulli(op, node, g, rng, size, p):
     return stream.state, g.cast(draws, node.outputs[1].type.dtype)
 
 
-@onnx_funcify.register(IntegersRV)
+@_register(IntegersRV)
 def _integers(op, node, g, rng, size, low, high):
     # low + floor(u * (high - low)), exact while high - low < 2**53
     stream = _Stream(g, rng)
@@ -341,7 +368,7 @@ def _integers(op, node, g, rng, size, low, high):
     return stream.state, g.cast(draws, node.outputs[1].type.dtype)
 
 
-@onnx_funcify.register(CategoricalRV)
+@_register(CategoricalRV)
 def _categorical(op, node, g, rng, size, p):
     # as PyTensor's: searchsorted(cumsum(p), u), i.e. how many cdf values < u
     stream = _Stream(g, rng)
@@ -417,7 +444,7 @@ def _rank(node):
     return node.outputs[1].type.ndim
 
 
-@onnx_funcify.register(GammaRV)
+@_register(GammaRV)
 def _gamma(op, node, g, rng, size, alpha, scale):
     stream = _Stream(g, rng)
     shape = _batch_shape(g, node, {"size": size, "dist": (alpha, scale)}, (0, 0))
@@ -425,7 +452,7 @@ def _gamma(op, node, g, rng, size, alpha, scale):
     return stream.state, g.cast(g.op("Mul", draws, _as_float(g, scale)), _out_dtype(node))
 
 
-@onnx_funcify.register(InvGammaRV)
+@_register(InvGammaRV)
 def _invgamma(op, node, g, rng, size, alpha, scale):
     stream = _Stream(g, rng)
     shape = _batch_shape(g, node, {"size": size, "dist": (alpha, scale)}, (0, 0))
@@ -433,7 +460,7 @@ def _invgamma(op, node, g, rng, size, alpha, scale):
     return stream.state, g.cast(g.op("Div", _as_float(g, scale), draws), _out_dtype(node))
 
 
-@onnx_funcify.register(BetaRV)
+@_register(BetaRV)
 def _beta(op, node, g, rng, size, a, b):
     # X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b)
     stream = _Stream(g, rng)
@@ -443,7 +470,7 @@ def _beta(op, node, g, rng, size, a, b):
     return stream.state, g.cast(g.op("Div", x, g.op("Add", x, y)), _out_dtype(node))
 
 
-@onnx_funcify.register(StudentTRV)
+@_register(StudentTRV)
 def _studentt(op, node, g, rng, size, df, loc, scale):
     # Z / sqrt(V / df) with V ~ chi2(df) = 2 Gamma(df / 2)
     stream = _Stream(g, rng)
@@ -456,7 +483,7 @@ def _studentt(op, node, g, rng, size, df, loc, scale):
     return stream.state, g.cast(draws, _out_dtype(node))
 
 
-@onnx_funcify.register(DirichletRV)
+@_register(DirichletRV)
 def _dirichlet(op, node, g, rng, size, alphas):
     # Gamma(alpha_i) draws normalised along the last axis
     stream = _Stream(g, rng)
@@ -512,7 +539,7 @@ def _batch_axes(g, x, rank):
     return g.op("Unsqueeze", x, axes=list(range(1, rank + 1))) if rank else x
 
 
-@onnx_funcify.register(PoissonRV)
+@_register(PoissonRV)
 def _poisson(op, node, g, rng, size, lam):
     # Pois(lam) is the sum of ceil(lam / 10) Poisson chunks of rate <= 10,
     # each by inversion (exact; time and memory grow with lam).
@@ -532,7 +559,7 @@ def _poisson(op, node, g, rng, size, lam):
     return stream.state, g.cast(g.op("ReduceSum", counts, axes=[0], keepdims=0), _out_dtype(node))
 
 
-@onnx_funcify.register(BinomialRV)
+@_register(BinomialRV)
 def _binomial(op, node, g, rng, size, n, p):
     # Bin(n, p) is the sum of Bin(m_j, p) chunks of m_j <= 16 trials, each by
     # inversion on q = min(p, 1 - p) (so (1 - q)**16 cannot underflow).
@@ -562,7 +589,7 @@ def _at_least_one_max(g, x):
     return g.cast(g.op("ReduceMax", flat, axes=[0], keepdims=1), "int64")
 
 
-@onnx_funcify.register(MultinomialRV)
+@_register(MultinomialRV)
 def _multinomial(op, node, g, rng, size, n, p):
     # Counts of n categorical draws (the last category takes 1 - sum of the
     # others, as NumPy's): exact; memory grows with max(n) * batch * k.
@@ -599,7 +626,7 @@ def _order(g, keys, count, largest):
                 outputs=2)[1]
 
 
-@onnx_funcify.register(PermutationRV)
+@_register(PermutationRV)
 def _permutation(op, node, g, rng, size, x):
     # sorting i.i.d. uniform keys gives a uniformly random order
     _unbatched(op, node)
@@ -610,7 +637,7 @@ def _permutation(op, node, g, rng, size, x):
     return stream.state, out
 
 
-@onnx_funcify.register(ChoiceWithoutReplacement)
+@_register(ChoiceWithoutReplacement)
 def _choice_without_replacement(op, node, g, rng, size, a, *rest):
     # the first draws of a random order; with p, the Gumbel-top-k trick:
     # the k largest log p + Gumbel keys are a weighted draw without replacement
@@ -663,7 +690,7 @@ def _psd_cholesky(g, cov, rank):
                 body=body, outputs=1)
 
 
-@onnx_funcify.register(MvNormalRV)
+@_register(MvNormalRV)
 def _mvnormal(op, node, g, rng, size, mean, cov):
     # mean + L z with L L^T = cov (every method draws from the same distribution)
     stream = _Stream(g, rng)

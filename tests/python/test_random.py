@@ -340,8 +340,15 @@ def test_opsets(opset):
     gamma_fn = pytensor_onnx.compile_onnx([], gammas, opset_version=opset)
     assert stats.kstest(gamma_fn(), stats.gamma(0.5).cdf).pvalue > P_MIN
     # zero sizes (ONNX Reshape reads 0 as "copy" before opset 14's allowzero)
-    _, empty = random_draws(pt.random.poisson, 3.0, size=(2, 0), rng=rng)
-    assert pytensor_onnx.compile_onnx([], empty, opset_version=opset)().shape == (2, 0)
+    m = pt.lscalar("m")
+    _, empty = random_draws(pt.random.poisson, 3.0, size=(2, m), rng=rng)
+    empty_fn = pytensor_onnx.compile_onnx([m], empty, opset_version=opset)
+    assert empty_fn(0).shape == (2, 0)
+    assert empty_fn(3).shape == (2, 3)
+    # sizes PyTensor knows to be empty give a constant (ORT 1.21 crashes on
+    # constant-folded empty tensors otherwise)
+    _, static_empty = random_draws(pt.random.poisson, 3.0, size=(0,), rng=rng)
+    assert pytensor_onnx.compile_onnx([], static_empty, opset_version=opset)().shape == (0,)
     _, mv = random_draws(pt.random.multivariate_normal, np.zeros(2), np.eye(2), size=(3,), rng=rng)
     mv_draws = pytensor_onnx.compile_onnx([], mv, opset_version=opset)()
     assert mv_draws.shape == (3, 2) and np.isfinite(mv_draws).all()
