@@ -320,6 +320,18 @@ def test_without_updates_draws_repeat_like_pytensor():
     np.testing.assert_array_equal(fn(), fn())
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+def test_random_stream_default_updates_and_seed():
+    from pytensor.tensor.random.utils import RandomStream
+
+    srng = RandomStream(seed=3)
+    fn = pytensor.function([], srng.normal(0.0, 1.0, size=(4,)), mode="ONNX")
+    first, second = fn(), fn()
+    assert not np.array_equal(first, second)
+    srng.seed(3)
+    np.testing.assert_array_equal(fn(), first)
+
+
 def test_chained_rvs_differ():
     rng = pytensor.shared(np.random.default_rng(7))
     rng1, x = random_draws(pt.random.normal, size=(1000,), rng=rng)
