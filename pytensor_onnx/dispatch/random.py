@@ -20,7 +20,7 @@ float64 and cast to the RV's dtype.
 
 How a NumPy ``Generator`` becomes a state and back, for mode ONNX and
 export, is in ``rng_state`` / ``state_generator`` (see docs/semantics.md).
-Distributions without a rule here (von Mises, wald, ...) fall
+Distributions without a rule here (von Mises, hypergeometric, ...) fall
 to ``onnx_funcify``'s default: NotImplementedError naming the Op and node.
 """
 
@@ -33,27 +33,34 @@ import numpy as np
 from pytensor.tensor.random.basic import (
     BernoulliRV,
     BetaRV,
-    DirichletRV,
-    GammaRV,
     BinomialRV,
-    ChoiceWithoutReplacement,
-    MultinomialRV,
-    MvNormalRV,
-    PermutationRV,
-    InvGammaRV,
-    PoissonRV,
-    StudentTRV,
     CategoricalRV,
     CauchyRV,
+    ChoiceWithoutReplacement,
+    DirichletRV,
     ExponentialRV,
+    GammaRV,
+    GeometricRV,
     GumbelRV,
+    HalfCauchyRV,
     HalfNormalRV,
     IntegersRV,
+    InvGammaRV,
     LaplaceRV,
-    LogisticRV,
     LogNormalRV,
+    LogisticRV,
+    MultinomialRV,
+    MvNormalRV,
+    NegBinomialRV,
     NormalRV,
+    ParetoRV,
+    PermutationRV,
+    PoissonRV,
+    StudentTRV,
+    TriangularRV,
     UniformRV,
+    WaldRV,
+    WeibullRV,
 )
 from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type_other import NoneTypeT
@@ -539,24 +546,40 @@ def _batch_axes(g, x, rank):
     return g.op("Unsqueeze", x, axes=list(range(1, rank + 1))) if rank else x
 
 
-@_register(PoissonRV)
-def _poisson(op, node, g, rng, size, lam):
-    # Pois(lam) is the sum of ceil(lam / 10) Poisson chunks of rate <= 10,
-    # each by inversion (exact; time and memory grow with lam).
-    stream = _Stream(g, rng)
-    shape = _batch_shape(g, node, {"size": size, "dist": (lam,)}, (0,))
-    rank = _rank(node)
-    k, index, count, lam = _chunks(g, shape, _as_float(g, lam), 10.0)
+def _poisson_draws(g, stream, shape, rank, lam):
+    """Pois(lam) draws of ``shape`` as float64: the sum of ceil(lam / 10)
+    Poisson chunks of rate <= 10, each by inversion (exact; time and memory
+    grow with lam)."""
+    k, index, count, lam = _chunks(g, shape, lam, 10.0)
     index = _batch_axes(g, index, rank)
     rate = g.op("Where", g.op("Less", index, count), g.op("Div", lam, count), _f64(g, 0.0))
-    chunk_shape = g.op("Concat", k, shape, axis=0)
-    u = stream.uniform(chunk_shape)
+    u = stream.uniform(g.op("Concat", k, shape, axis=0))
     counts = _search_counts(
         g, u, g.op("Exp", g.op("Neg", rate)), rank + 1,
         ratio=lambda b, x: b.op("Div", rate, b.op("Add", x, _f64(b, 1.0))),
         limit=lambda b, x: b.op("Less", x, _f64(b, 1e9)),  # p underflows long before
     )
-    return stream.state, g.cast(g.op("ReduceSum", counts, axes=[0], keepdims=0), _out_dtype(node))
+    return g.op("ReduceSum", counts, axes=[0], keepdims=0)
+
+
+@_register(PoissonRV)
+def _poisson(op, node, g, rng, size, lam):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (lam,)}, (0,))
+    draws = _poisson_draws(g, stream, shape, _rank(node), _as_float(g, lam))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(NegBinomialRV)
+def _negative_binomial(op, node, g, rng, size, n, p):
+    # failures before the n-th success: Poisson(Gamma(n, scale=(1 - p) / p))
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (n, p)}, (0, 0))
+    p = _as_float(g, p)
+    rate = g.op("Mul", _standard_gamma(g, stream, shape, _rank(node), _as_float(g, n)),
+                g.op("Div", g.op("Sub", _f64(g, 1.0), p), p))
+    draws = _poisson_draws(g, stream, shape, _rank(node), rate)
+    return stream.state, g.cast(draws, _out_dtype(node))
 
 
 @_register(BinomialRV)
@@ -701,4 +724,71 @@ def _mvnormal(op, node, g, rng, size, mean, cov):
     factor = _psd_cholesky(g, cov, node.inputs[3].type.ndim)
     draws = g.op("Add", _as_float(g, mean),
                  g.op("ReduceSum", g.op("Mul", factor, g.op("Unsqueeze", z, axes=[-2])), axes=[-1], keepdims=0))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+def _standard_halfcauchy(g, stream, shape):
+    return g.op("Abs", _standard_cauchy(g, stream, shape))
+
+
+_register(HalfCauchyRV)(_location_scale(_standard_halfcauchy))
+
+
+@_register(WeibullRV)
+def _weibull(op, node, g, rng, size, k):
+    # (-log u) ** (1 / k)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (k,)}, (0,))
+    draws = g.op("Pow", g.op("Neg", g.op("Log", stream.uniform(shape))), g.op("Reciprocal", _as_float(g, k)))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(ParetoRV)
+def _pareto(op, node, g, rng, size, b, scale):
+    # scale * u ** (-1 / b)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (b, scale)}, (0, 0))
+    power = g.op("Neg", g.op("Reciprocal", _as_float(g, b)))
+    draws = g.op("Mul", _as_float(g, scale), g.op("Pow", stream.uniform(shape), power))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(GeometricRV)
+def _geometric(op, node, g, rng, size, p):
+    # trials to the first success: floor(log u / log(1 - p)) + 1
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (p,)}, (0,))
+    log_q = g.op("Log", g.op("Sub", _f64(g, 1.0), _as_float(g, p)))
+    draws = g.op("Add", g.op("Floor", g.op("Div", g.op("Log", stream.uniform(shape)), log_q)), _f64(g, 1.0))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(TriangularRV)
+def _triangular(op, node, g, rng, size, left, mode, right):
+    # inversion of the piecewise-quadratic CDF
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (left, mode, right)}, (0, 0, 0))
+    left, mode, right = (_as_float(g, v) for v in (left, mode, right))
+    u = stream.uniform(shape)
+    width = g.op("Sub", right, left)
+    below = g.op("Less", g.op("Mul", u, width), g.op("Sub", mode, left))
+    rise = g.op("Add", left, g.op("Sqrt", g.op("Mul", g.op("Mul", u, width), g.op("Sub", mode, left))))
+    fall = g.op("Sub", right, g.op("Sqrt", g.op("Mul", g.op("Mul", g.op("Sub", _f64(g, 1.0), u), width),
+                                                 g.op("Sub", right, mode))))
+    return stream.state, g.cast(g.op("Where", below, rise, fall), _out_dtype(node))
+
+
+@_register(WaldRV)
+def _wald(op, node, g, rng, size, mean, scale):
+    # Michael, Schucany & Haas (1976): a root of the chi-square transform,
+    # picked with probability mean / (mean + x)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (mean, scale)}, (0, 0))
+    mu, lam = _as_float(g, mean), _as_float(g, scale)
+    z = stream.normal(shape)
+    y = g.op("Mul", g.op("Mul", z, z), mu)  # mu * z**2
+    root = g.op("Sqrt", g.op("Add", g.op("Mul", g.op("Mul", _f64(g, 4.0), lam), y), g.op("Mul", y, y)))
+    x = g.op("Add", mu, g.op("Div", g.op("Mul", mu, g.op("Sub", y, root)), g.op("Mul", _f64(g, 2.0), lam)))
+    pick = g.op("LessOrEqual", stream.uniform(shape), g.op("Div", mu, g.op("Add", mu, x)))
+    draws = g.op("Where", pick, x, g.op("Div", g.op("Mul", mu, mu), x))
     return stream.state, g.cast(draws, _out_dtype(node))

@@ -70,6 +70,12 @@ CONTINUOUS = [
     ("invgamma", lambda r: random_draws(pt.random.invgamma, 3.0, 2.0, size=(N,), rng=r), stats.invgamma(3.0, scale=2.0)),
     ("beta", lambda r: random_draws(pt.random.beta, 0.5, 2.0, size=(N,), rng=r), stats.beta(0.5, 2.0)),
     ("studentt", lambda r: random_draws(pt.random.t, 3.0, 1.0, 2.0, size=(N,), rng=r), stats.t(3.0, 1.0, 2.0)),
+    ("halfcauchy", lambda r: random_draws(pt.random.halfcauchy, 1.0, 2.0, size=(N,), rng=r), stats.halfcauchy(1.0, 2.0)),
+    ("weibull", lambda r: random_draws(pt.random.weibull, 1.5, size=(N,), rng=r), stats.weibull_min(1.5)),
+    ("pareto", lambda r: random_draws(pt.random.pareto, 2.5, 3.0, size=(N,), rng=r), stats.pareto(2.5, scale=3.0)),
+    ("triangular", lambda r: random_draws(pt.random.triangular, -1.0, 0.5, 2.0, size=(N,), rng=r),
+     stats.triang(0.5, loc=-1.0, scale=3.0)),
+    ("wald", lambda r: random_draws(pt.random.wald, 1.5, 2.0, size=(N,), rng=r), stats.invgauss(1.5 / 2.0, scale=2.0)),
 ]
 
 
@@ -129,6 +135,21 @@ def test_poisson_chi_square(lam):
     draws = fn()
     assert draws.dtype == "int64" and draws.min() >= 0
     assert chi_square_pvalue(draws, stats.poisson(lam)) > P_MIN
+
+
+@pytest.mark.parametrize(
+    "make_rv, dist",
+    [
+        (lambda r: random_draws(pt.random.geometric, 0.2, size=(N,), rng=r), stats.geom(0.2)),
+        (lambda r: random_draws(pt.random.negative_binomial, 3.5, 0.3, size=(N,), rng=r), stats.nbinom(3.5, 0.3)),
+    ],
+    ids=["geometric", "negative_binomial"],
+)
+def test_other_discrete_chi_square(make_rv, dist):
+    fn, _ = draw_fn(make_rv)
+    draws = fn()
+    assert draws.dtype == "int64"
+    assert chi_square_pvalue(draws, dist) > P_MIN
 
 
 @pytest.mark.parametrize("n, p", [(10, 0.3), (100, 0.8), (1000, 0.05)])
@@ -415,7 +436,7 @@ def test_export_function_takes_rng_as_seed_input():
     "make_rv, name",
     [
         (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
-        (lambda r: random_draws(pt.random.wald, 1.0, 1.0, size=(3,), rng=r), "wald"),
+        (lambda r: random_draws(pt.random.hypergeometric, 5, 5, 3, size=(3,), rng=r), "hypergeometric"),
         (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
     ],
 )
