@@ -32,6 +32,7 @@ import functools
 import numpy as np
 from pytensor.tensor.random.basic import (
     BernoulliRV,
+    BetaBinomialRV,
     BetaRV,
     BinomialRV,
     CategoricalRV,
@@ -40,6 +41,7 @@ from pytensor.tensor.random.basic import (
     DirichletRV,
     ExponentialRV,
     GammaRV,
+    GenGammaRV,
     GeometricRV,
     GumbelRV,
     HalfCauchyRV,
@@ -58,6 +60,7 @@ from pytensor.tensor.random.basic import (
     PoissonRV,
     StudentTRV,
     TriangularRV,
+    TruncExponentialRV,
     UniformRV,
     WaldRV,
     WeibullRV,
@@ -582,17 +585,14 @@ def _negative_binomial(op, node, g, rng, size, n, p):
     return stream.state, g.cast(draws, _out_dtype(node))
 
 
-@_register(BinomialRV)
-def _binomial(op, node, g, rng, size, n, p):
-    # Bin(n, p) is the sum of Bin(m_j, p) chunks of m_j <= 16 trials, each by
-    # inversion on q = min(p, 1 - p) (so (1 - q)**16 cannot underflow).
-    stream = _Stream(g, rng)
-    shape = _batch_shape(g, node, {"size": size, "dist": (n, p)}, (0, 0))
-    rank = _rank(node)
-    k, index, count, trials = _chunks(g, shape, _as_float(g, n), 16.0)
+def _binomial_draws(g, stream, shape, rank, n, p):
+    """Bin(n, p) draws of ``shape`` as float64: the sum of Bin(m_j, p) chunks
+    of m_j <= 16 trials, each by inversion on q = min(p, 1 - p) (so
+    (1 - q)**16 cannot underflow); exact, time grows with n."""
+    k, index, count, trials = _chunks(g, shape, n, 16.0)
     index = _batch_axes(g, index, rank)
     m = g.op("Max", g.op("Min", g.op("Sub", trials, g.op("Mul", index, _f64(g, 16.0))), _f64(g, 16.0)), _f64(g, 0.0))
-    p = g.op("Add", _as_float(g, p), _full(g, shape, 0.0))
+    p = g.op("Add", p, _full(g, shape, 0.0))
     flip = g.op("Greater", p, _f64(g, 0.5))
     q = g.op("Where", flip, g.op("Sub", _f64(g, 1.0), p), p)
     odds = g.op("Div", q, g.op("Sub", _f64(g, 1.0), q))
@@ -603,7 +603,49 @@ def _binomial(op, node, g, rng, size, n, p):
         limit=lambda b, x: b.op("Less", x, m),
     )
     counts = g.op("Where", flip, g.op("Sub", m, counts), counts)
-    return stream.state, g.cast(g.op("ReduceSum", counts, axes=[0], keepdims=0), _out_dtype(node))
+    return g.op("ReduceSum", counts, axes=[0], keepdims=0)
+
+
+@_register(BinomialRV)
+def _binomial(op, node, g, rng, size, n, p):
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (n, p)}, (0, 0))
+    draws = _binomial_draws(g, stream, shape, _rank(node), _as_float(g, n), _as_float(g, p))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(BetaBinomialRV)
+def _beta_binomial(op, node, g, rng, size, n, a, b):
+    # Bin(n, p) with p ~ Beta(a, b)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (n, a, b)}, (0, 0, 0))
+    x = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, a))
+    y = _standard_gamma(g, stream, shape, _rank(node), _as_float(g, b))
+    p = g.op("Div", x, g.op("Add", x, y))
+    draws = _binomial_draws(g, stream, shape, _rank(node), _as_float(g, n), p)
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(GenGammaRV)
+def _gengamma(op, node, g, rng, size, alpha, p, lambd):
+    # lambd * Gamma(alpha / p) ** (1 / p), as scipy's gengamma(alpha / p, p)
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (alpha, p, lambd)}, (0, 0, 0))
+    p = _as_float(g, p)
+    base = _standard_gamma(g, stream, shape, _rank(node), g.op("Div", _as_float(g, alpha), p))
+    draws = g.op("Mul", _as_float(g, lambd), g.op("Pow", base, g.op("Reciprocal", p)))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(TruncExponentialRV)
+def _truncexpon(op, node, g, rng, size, b, loc, scale):
+    # inversion on [0, b]: -log(1 - u (1 - exp(-b)))
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (b, loc, scale)}, (0, 0, 0))
+    mass = g.op("Sub", _f64(g, 1.0), g.op("Exp", g.op("Neg", _as_float(g, b))))
+    standard = g.op("Neg", g.op("Log", g.op("Sub", _f64(g, 1.0), g.op("Mul", stream.uniform(shape), mass))))
+    draws = g.op("Add", _as_float(g, loc), g.op("Mul", _as_float(g, scale), standard))
+    return stream.state, g.cast(draws, _out_dtype(node))
 
 
 def _at_least_one_max(g, x):

@@ -75,6 +75,10 @@ CONTINUOUS = [
     ("pareto", lambda r: random_draws(pt.random.pareto, 2.5, 3.0, size=(N,), rng=r), stats.pareto(2.5, scale=3.0)),
     ("triangular", lambda r: random_draws(pt.random.triangular, -1.0, 0.5, 2.0, size=(N,), rng=r),
      stats.triang(0.5, loc=-1.0, scale=3.0)),
+    ("gengamma", lambda r: random_draws(pt.random.gengamma, 2.0, 1.5, 3.0, size=(N,), rng=r),
+     stats.gengamma(2.0 / 1.5, 1.5, scale=3.0)),
+    ("truncexpon", lambda r: random_draws(pt.random.truncexpon, 2.0, 1.0, 0.5, size=(N,), rng=r),
+     stats.truncexpon(2.0, loc=1.0, scale=0.5)),
     ("wald", lambda r: random_draws(pt.random.wald, 1.5, 2.0, size=(N,), rng=r), stats.invgauss(1.5 / 2.0, scale=2.0)),
 ]
 
@@ -142,8 +146,9 @@ def test_poisson_chi_square(lam):
     [
         (lambda r: random_draws(pt.random.geometric, 0.2, size=(N,), rng=r), stats.geom(0.2)),
         (lambda r: random_draws(pt.random.negative_binomial, 3.5, 0.3, size=(N,), rng=r), stats.nbinom(3.5, 0.3)),
+        (lambda r: random_draws(pt.random.betabinom, 30, 2.0, 3.0, size=(N,), rng=r), stats.betabinom(30, 2.0, 3.0)),
     ],
-    ids=["geometric", "negative_binomial"],
+    ids=["geometric", "negative_binomial", "beta_binomial"],
 )
 def test_other_discrete_chi_square(make_rv, dist):
     fn, _ = draw_fn(make_rv)
