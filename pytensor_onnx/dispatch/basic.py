@@ -138,6 +138,12 @@ def fgraph_to_onnx(
         names = _unique_names([inp for _, inp in graph_inputs], "input_", taken)
     else:
         names = list(input_names)
+        generators = [inp for _, inp in graph_inputs if isinstance(inp.type, RandomType)]
+        if generators and len(names) == len(graph_inputs) - len(generators) and all(
+                isinstance(inp.type, RandomType) for _, inp in graph_inputs[len(names):]):
+            # Names for the explicit inputs only: the seed inputs (appended last) keep their own.
+            taken.update(names)
+            names += _unique_names(generators, "rng_", taken)
         if len(names) != len(graph_inputs):
             raise ValueError(f"input_names has {len(names)} names for {len(graph_inputs)} graph inputs")
         taken.update(names)

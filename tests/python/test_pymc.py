@@ -291,11 +291,13 @@ def test_posterior_predictive_of_a_regression(request):
         sigma = pm.HalfNormal("sigma", 1.0)
         pm.Normal("y", slope * x, sigma, observed=np.zeros(4))
     proto = export_posterior_predictive(model)
-    assert [i.name for i in proto.graph.input] == ["slope", "sigma"]
+    names = [i.name for i in proto.graph.input]
+    assert names[:2] == ["slope", "sigma"] and len(names) == 3  # the third: the generator's [seed, counter]
     assert [o.name for o in proto.graph.output] == ["y_draw"]
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    draws = np.array([session.run(None, {"slope": np.asarray(2.0), "sigma": np.asarray(0.5)})[0]
-                      for _ in range(400)])
+    draws = np.array([session.run(None, {"slope": np.asarray(2.0), "sigma": np.asarray(0.5),
+                                         names[2]: np.array([seed, 0], dtype=np.uint64)})[0]
+                      for seed in range(400)])
     assert draws.shape == (400, 4)
     np.testing.assert_allclose(draws.mean(axis=0), 2.0 * x, atol=0.1)
     np.testing.assert_allclose(draws.std(axis=0), 0.5, rtol=0.15)
