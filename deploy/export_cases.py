@@ -112,7 +112,9 @@ def add_graph(writer, name, inputs, outputs, values, *, group, float32=False, to
     expected = pytensor.function(inputs, outputs, on_unused_input="ignore")(*values)
     if _draws_random_numbers(outputs):
         tol = {**(tol or FLOAT64_TOL), "random": True}  # the runners check dtypes and shapes only
-    feeds = [np.asarray(v) for v in values]
+    # An exported random generator is a uint64[2] [seed, counter] input (docs/semantics.md).
+    feeds = [np.array([1, 0], dtype=np.uint64) if isinstance(v, np.random.Generator) else np.asarray(v)
+             for v in values]
     if float32:
         feeds = [v.astype("float32") if v.dtype == np.float64 else v for v in feeds]
     writer.add(
