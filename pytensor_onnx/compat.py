@@ -15,6 +15,7 @@ versions themselves.
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| ``Max``/``Min`` over an empty set | raise | raise | raise, or the identity with ``initial=True`` (FAST_RUN's ``logsumexp``) |
 """
 
 from __future__ import annotations
@@ -125,3 +126,16 @@ RESHAPE_DIMS_REWRITES = tuple(
     for name in ("local_join_dims", "local_split_dims", "local_join_dims_to_reshape", "local_split_dims_to_reshape")
     if hasattr(_reshape_rewrites, name)
 )
+
+
+def reduction_initial_value(op, dtype):
+    """What an empty ``Max``/``Min`` reduction returns, or None when it raises.
+
+    3.3 gave ``max``/``min`` an ``initial`` flag (``Op.initial``): the
+    identity (``-inf``/``inf``, the dtype's bounds for integers and bools)
+    instead of NumPy's "zero-size array" error. FAST_RUN's ``logsumexp``
+    rewrite uses it. Older lines always raise.
+    """
+    if not getattr(op, "initial", False):
+        return None
+    return op.initial_value(dtype)

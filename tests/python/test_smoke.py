@@ -52,6 +52,13 @@ def _math(rng):
     return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
 
 
+def _raise_op(rng):
+    from pytensor.raise_op import Assert
+
+    x = pt.vector("x")
+    return [x], [Assert("x must be non-empty")(x * 2, pt.gt(x.shape[0], 0))], [rng.normal(size=3)]
+
+
 def _scalar(rng):
     x = pt.ivector("x")
     return [x], [x // 3, x % 3, pt.round(x * 0.5)], [np.array([-7, 0, 5], dtype="int32")]
@@ -85,6 +92,7 @@ CASES = {
     "composite": _composite,
     "elemwise": _elemwise,
     "math": _math,
+    "raise_op": _raise_op,
     "scalar": _scalar,
     "shape": _shape,
     "special": _special,
