@@ -33,7 +33,7 @@ CPP_BUILD := build/cpp
 LOCK := flock /tmp/pytensor_onnx_build.lock
 PYTEST_WORKERS ?= 2
 
-.PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean
+.PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean fuzz
 
 all: build
 
@@ -114,3 +114,13 @@ lock:
 
 clean:
 	rm -rf build $(CPP_BUILD)
+
+# -- reliability (docs/testing.md) ---------------------------------------------
+# make fuzz: the differential fuzzer for FUZZ_SECONDS (default 600) in
+# batches of FUZZ_EXAMPLES graphs per test, a fresh seed per batch; stops at
+# the first failure (its shrunk case is in tests/python/fuzz_cases/).
+FUZZ_SECONDS ?= 600
+FUZZ_EXAMPLES ?= 100
+
+fuzz: build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) tests/python/fuzz/run.py -n $(PYTEST_WORKERS)
