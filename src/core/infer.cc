@@ -534,7 +534,10 @@ void infer_shapes(Node& node) {
     return;
   }
   if (op == "NonZero") {
-    y->shape = std::vector<Dim>{in ? Dim::known(static_cast<int64_t>(in->size())) : Dim::unknown(),
+    // ONNX gives (rank, count); ONNX Runtime (1.21 to 1.32 at least) gives a
+    // scalar one row, like a one-element vector: no known rows for rank 0.
+    const bool rows_known = in && !in->empty();
+    y->shape = std::vector<Dim>{rows_known ? Dim::known(static_cast<int64_t>(in->size())) : Dim::unknown(),
                                 Dim::unknown()};
     return;
   }

@@ -130,11 +130,20 @@ def t_bitwise(draw, p, x, shape):
     return op, [x] if op == "BitwiseNot" else [x, y], {}
 
 
+def _empty_constant(value):
+    return value.constant_value is not None and value.constant_value.size == 0
+
+
 def t_binary(draw, p, x, shape):
     op = draw(st.sampled_from(BINARY))
+    if _empty_constant(x):
+        # ONNX Runtime 1.21's NoopElimination takes an empty initializer for
+        # "all zeros" (Add/Sub) or "all ones" (Mul/Div) and crashes removing
+        # the node at session creation; fixed by 1.32 (docs/testing.md).
+        return "Identity", [x], {}
     # Broadcasting partner: trailing dims kept or 1.
     partner_shape = tuple(s if draw(st.booleans()) else 1 for s in shape[draw(st.integers(0, len(shape))):])
-    other = p.pick(lambda v, s: v.dtype == x.dtype and s == partner_shape)
+    other = p.pick(lambda v, s: v.dtype == x.dtype and s == partner_shape and not _empty_constant(v))
     y = other[0] if other else p.new_input(x.dtype, partner_shape)[0]
     attrs = {"fmod": 1} if op == "Mod" and x.dtype in FLOATS else {}
     return op, [y, x] if draw(st.booleans()) else [x, y], attrs
@@ -147,6 +156,10 @@ def t_reduce(draw, p, x, shape):
 
 def t_arg(draw, p, x, shape):
     attrs = {"axis": axis_of(draw, len(shape)), "keepdims": draw(st.integers(0, 1))}
+    if shape and shape[attrs["axis"]] == 0:
+        # No index of an empty axis exists (NumPy raises); ONNX Runtime 1.21
+        # returns a wrongly shaped empty array instead of failing.
+        return "Identity", [x], {}
     if draw(st.booleans()):
         attrs["select_last_index"] = draw(st.integers(0, 1))
     return draw(st.sampled_from(["ArgMax", "ArgMin"])), [x], attrs
