@@ -468,3 +468,11 @@ def test_max_min_with_initial_give_the_identity_when_empty(dtype, opset, rng):
     ]
     for shape in [(1, 0, 2), (2, 3, 0), (2, 3, 4)]:
         compare_onnx_and_py([x], outputs, [sample(rng, shape, dtype)], opset_version=opset, optimize=False)
+
+
+def test_argmax_over_several_axes_one_of_them_empty_raises(rng):
+    # Found by test_reductions_hypothesis: the flattening Reshape read the
+    # empty reduced size as "copy the input dim" (1), so no error was raised.
+    x = pt.tensor("x", shape=(None, None, None))
+    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((0, 1, 0))], ValueError, "zero-size|empty")
+    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((2, 1, 0))], ValueError, "zero-size|empty")
