@@ -24,11 +24,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from pytensor_onnx import _core
 from pytensor_onnx.runtime import newest_runtime_opset
+
+from fuzz.budget import fuzz_test
 
 OPSETS = list(range(_core.MIN_OPSET, newest_runtime_opset() + 1))
 DTYPES = ["float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"]
@@ -36,14 +37,6 @@ FLOATS = ["float64", "float32", "float16"]
 INTS = ["int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8"]
 
 EXAMPLES = int(os.environ.get("CORE_FUZZ_EXAMPLES", 150))
-FUZZ_SEED = os.environ.get("FUZZ_SEED")
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=FUZZ_SEED is None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
 #: What a builder may raise for input it refuses.
 REFUSALS = (ValueError, NotImplementedError, TypeError, OverflowError, IndexError)
 
@@ -455,16 +448,8 @@ def check_program(draw, p):
                 )
 
 
-def fuzz(fn):
-    fn = given(data=st.data())(fn)
-    fn = SETTINGS(fn)
-    if FUZZ_SEED is not None:
-        fn = seed(int(FUZZ_SEED))(fn)
-    return fn
-
-
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@fuzz
+@fuzz_test(EXAMPLES)
 def test_random_programs_build_valid_models(data):
     p = data.draw(programs(), label="program")
     try:

@@ -11,10 +11,10 @@ which test_fuzz_regressions.py replays.
 import os
 
 import pytest
-from hypothesis import HealthCheck, event, given, seed, settings
-from hypothesis import strategies as st
+from hypothesis import event
 from hypothesis.control import current_build_context
 
+from fuzz.budget import fuzz_test
 from fuzz.check import run_case, save_case
 from fuzz.program import StepNode, cases
 
@@ -23,16 +23,6 @@ from helpers import OPSETS
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 25))
-FUZZ_SEED = os.environ.get("FUZZ_SEED")
-
-SETTINGS = settings(
-    max_examples=FUZZ_EXAMPLES,
-    deadline=None,
-    derandomize=FUZZ_SEED is None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
-
 #: Each test weighs some families four times more than the rest (None: all alike).
 FOCUS = {
     "mixed": None,
@@ -44,16 +34,8 @@ FOCUS = {
 }
 
 
-def fuzz_test(fn):
-    fn = given(data=st.data())(fn)
-    fn = SETTINGS(fn)
-    if FUZZ_SEED is not None:
-        fn = seed(int(FUZZ_SEED))(fn)
-    return fn
-
-
 @pytest.mark.parametrize("focus", sorted(FOCUS))
-@fuzz_test
+@fuzz_test(FUZZ_EXAMPLES)
 def test_fuzz(focus, data):
     case = data.draw(cases(OPSETS, families=FOCUS[focus]), label="case")
     for node in case.nodes:
