@@ -53,7 +53,7 @@ class Program:
         self.feeds = {}  # input name -> array
         self.log = []
 
-    def new_input(self, dtype=None, shape=None):
+    def new_input(self, dtype=None, shape=None, positive=False):
         draw = self.draw
         dtype = dtype or draw(st.sampled_from(DTYPES))
         shape = shape if shape is not None else tuple(draw(st.lists(st.integers(0, 3), max_size=3)))
@@ -61,7 +61,7 @@ class Program:
         # Declared dims: static, named (each name its own size) or unknown.
         declared = [s if draw(st.integers(0, 2)) else (f"{name}_d{i}" if draw(st.booleans()) else None) for i, s in enumerate(shape)]
         value = self.g.input(name, dtype, declared)
-        self.feeds[name] = random_array(draw, dtype, shape)
+        self.feeds[name] = random_array(draw, dtype, shape, positive)
         self.values.append((value, tuple(shape)))
         self.log.append(f"{name} = input {dtype}{list(shape)} declared {declared}")
         return value, tuple(shape)
@@ -73,8 +73,10 @@ class Program:
         return None
 
 
-def random_array(draw, dtype, shape):
+def random_array(draw, dtype, shape, positive=False):
     n = int(np.prod(shape))
+    if positive:
+        return np.array(draw(st.lists(st.integers(1, 5), min_size=n, max_size=n)), dtype=dtype).reshape(shape)
     if dtype == "bool":
         data = draw(st.lists(st.booleans(), min_size=n, max_size=n))
     elif dtype in FLOATS:
@@ -136,9 +138,14 @@ def t_binary(draw, p, x, shape):
         return "Identity", [x], {}
     # Broadcasting partner: trailing dims kept or 1.
     partner_shape = tuple(s if draw(st.booleans()) else 1 for s in shape[draw(st.integers(0, len(shape))):])
+    attrs = {"fmod": 1} if op == "Mod" and x.dtype in FLOATS else {}
+    if op in ("Div", "Mod") and x.dtype not in FLOATS:
+        # Integer division by zero (and INT_MIN / -1) kills the process with
+        # SIGFPE in ONNX Runtime's kernels (1.21; docs/testing.md): divisors
+        # are a fresh input of positive values.
+        return op, [x, p.new_input(x.dtype, partner_shape, positive=True)[0]], attrs
     other = p.pick(lambda v, s: v.dtype == x.dtype and s == partner_shape and not _empty_constant(v))
     y = other[0] if other else p.new_input(x.dtype, partner_shape)[0]
-    attrs = {"fmod": 1} if op == "Mod" and x.dtype in FLOATS else {}
     return op, [y, x] if draw(st.booleans()) else [x, y], attrs
 
 
