@@ -37,7 +37,7 @@ LOCK := flock /tmp/pytensor_onnx_build.lock
 PYTEST_WORKERS ?= 2
 
 .PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean \
-	deploy-deps deploy-tests example-web
+	deploy-deps deploy-tests example-web fuzz sanitize sanitize-python
 
 all: build
 
@@ -144,3 +144,39 @@ lock:
 
 clean:
 	rm -rf build $(CPP_BUILD)
+
+# -- reliability (docs/testing.md) ---------------------------------------------
+# make fuzz: the differential fuzzer for FUZZ_SECONDS (default 600) in
+# batches of FUZZ_EXAMPLES graphs per test, a fresh seed per batch; stops at
+# the first failure (its shrunk case is in tests/python/fuzz_cases/).
+FUZZ_SECONDS ?= 600
+FUZZ_EXAMPLES ?= 100
+
+fuzz: build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) tests/python/fuzz/run.py -n $(PYTEST_WORKERS)
+
+# make sanitize: the C++ core and its GoogleTest suite built with ASan and
+# UBSan (CMake option PYTENSOR_ONNX_SANITIZE, own build dir) and run.
+SANITIZE_BUILD := build/sanitize
+SANITIZE_CMAKE := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPYTENSOR_ONNX_SANITIZE=ON -DPython_EXECUTABLE=$(abspath $(PY))
+SANITIZER_ENV := ASAN_OPTIONS=abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+sanitize: venv
+	$(LOCK) sh -c 'cmake -S . -B $(SANITIZE_BUILD) $(SANITIZE_CMAKE) -DPYTENSOR_ONNX_BUILD_PYTHON=OFF -DPYTENSOR_ONNX_BUILD_TESTS=ON >/dev/null && cmake --build $(SANITIZE_BUILD)'
+	$(SANITIZER_ENV) ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j $(PYTEST_WORKERS)
+
+# make sanitize-python: the Python suite (SANITIZE_PYTEST, default all of
+# tests/python) against a sanitizer build of the extension. Python is not
+# instrumented, so the ASan runtime is preloaded and leak checks are off
+# (the interpreter keeps objects until exit by design). tools/sanitize_python
+# makes `import pytensor_onnx._core` load the sanitizer build.
+SANITIZE_PY_BUILD := build/sanitize-python
+SANITIZE_PYTEST ?= tests/python
+SANITIZE_PY_ENV := LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so) \
+	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	PYTHONPATH=$(abspath tools/sanitize_python) PYTENSOR_ONNX_CORE=$$(ls $(abspath $(SANITIZE_PY_BUILD))/_core*.so)
+
+sanitize-python: build
+	$(LOCK) sh -c 'cmake -S . -B $(SANITIZE_PY_BUILD) $(SANITIZE_CMAKE) -DPYTENSOR_ONNX_BUILD_PYTHON=ON >/dev/null && cmake --build $(SANITIZE_PY_BUILD) --target _core'
+	$(SANITIZE_PY_ENV) $(PY) -c 'import pytensor_onnx._core as c; assert "$(SANITIZE_PY_BUILD)" in c.__file__, c.__file__; print("sanitized core:", c.__file__)'
+	$(SANITIZE_PY_ENV) $(PY) -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider $(SANITIZE_PYTEST)

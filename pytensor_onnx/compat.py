@@ -16,6 +16,7 @@ versions themselves.
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | ``SoftmaxGrad`` (gradient of ``Softmax``) | an Op | gone (the gradient is a graph) | gone |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| ``Max``/``Min`` over an empty set | raise | raise | raise, or the identity with ``initial=True`` (FAST_RUN's ``logsumexp``) |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
 | Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
 | ``RandomVariable(..., return_next_rng=True)`` | absent (draws only) | not checked | returns ``(next_rng, draws)``; warns without it |
@@ -149,6 +150,18 @@ RESHAPE_DIMS_REWRITES = tuple(
     if hasattr(_reshape_rewrites, name)
 )
 
+
+def reduction_initial_value(op, dtype):
+    """What an empty ``Max``/``Min`` reduction returns, or None when it raises.
+
+    3.3 gave ``max``/``min`` an ``initial`` flag (``Op.initial``): the
+    identity (``-inf``/``inf``, the dtype's bounds for integers and bools)
+    instead of NumPy's "zero-size array" error. FAST_RUN's ``logsumexp``
+    rewrite uses it. Older lines always raise.
+    """
+    if not getattr(op, "initial", False):
+        return None
+    return op.initial_value(dtype)
 
 
 def _scan_save_mem_without_prealloc():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copyreg
 import hashlib
 import logging
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -16,6 +17,10 @@ logger = logging.getLogger("pytensor_onnx")
 
 _SESSION_CACHE: OrderedDict = OrderedDict()
 _SESSION_CACHE_SIZE = 64
+# Functions are compiled (and collected) on any thread: the lookup, the LRU
+# move and the eviction must not interleave (a key evicted between get and
+# move_to_end raised KeyError).
+_SESSION_CACHE_LOCK = threading.Lock()
 
 
 def default_session_options():
@@ -58,22 +63,29 @@ def get_session(model_bytes: bytes, session_options=None, providers=None):
 
     providers = list(providers) if providers else ["CPUExecutionProvider"]
     key = (hashlib.sha256(model_bytes).digest(), _options_key(session_options), tuple(map(str, providers)))
-    session = _SESSION_CACHE.get(key)
-    if session is not None:
-        _SESSION_CACHE.move_to_end(key)
-        return session
+    with _SESSION_CACHE_LOCK:
+        cached = _SESSION_CACHE.get(key)
+        if cached is not None:
+            _SESSION_CACHE.move_to_end(key)
+            return cached[0]
     options = session_options if session_options is not None else default_session_options()
     try:
+        # Outside the lock: building a session takes long, and two threads
+        # building the same one only cost time (one of them is kept).
         session = ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
     except Exception as exc:  # ORT raises its own exception types
         raise RuntimeError(
             f"ONNX Runtime rejected the model built for this graph: {exc}\n"
             "Export it with pytensor_onnx.export_onnx and check it with `pytensor-onnx validate` to inspect it."
         ) from exc
-    _SESSION_CACHE[key] = session
-    if len(_SESSION_CACHE) > _SESSION_CACHE_SIZE:
-        _SESSION_CACHE.popitem(last=False)
-    return session
+    with _SESSION_CACHE_LOCK:
+        # The options object stays referenced while cached, so its id (part
+        # of the key) cannot be reused by other options.
+        cached = _SESSION_CACHE.setdefault(key, (session, session_options))
+        _SESSION_CACHE.move_to_end(key)
+        while len(_SESSION_CACHE) > _SESSION_CACHE_SIZE:
+            _SESSION_CACHE.popitem(last=False)
+    return cached[0]
 
 
 class ONNXLinker(JITLinker):

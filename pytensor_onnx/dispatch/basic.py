@@ -170,7 +170,11 @@ def fgraph_to_onnx(
         if len(out_names) != len(fgraph.outputs):
             raise ValueError(f"output_names has {len(out_names)} names for {len(fgraph.outputs)} outputs")
     for var, name in zip(fgraph.outputs, out_names):
-        g.output(_lookup(g, env, var), name)
+        # PyTensor knows every output's rank, where the builder's inference may
+        # not. Only the rank is declared: PyTensor's static dims can be wrong
+        # (split_dims with a -1 size gives a static -1).
+        declared = None if _is_static_type(var) else [None] * len(static_shape(var))
+        g.output(_lookup(g, env, var), name, shape=declared)
     if optimize:
         g.optimize()
     return ConversionResult(g, names, out_names, initializer_inputs)

@@ -23,6 +23,7 @@ import numpy as np
 import pytensor.scalar.basic as ps
 from pytensor.tensor.math import Argmax, Dot, MulWithoutZeros
 
+from pytensor_onnx.compat import reduction_initial_value
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
 
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -263,10 +264,21 @@ def reduce_with_scalar_op(op, node, g, x):
         # set gives False, where the identity of `all` is True.
         result = g.op("Not", reduce(g, "ReduceMax", g.op("Not", x), axes))
     else:
+        initial = reduction_initial_value(op, acc_dtype)
+        if initial is not None and may_be_empty(static_shape, axes):
+            x = _pad_reduced_axes(g, x, axes, initial)
         result = reduce(g, onnx_op, x, axes)
-        if isinstance(op.scalar_op, ps.Maximum | ps.Minimum) and may_be_empty(static_shape, axes):
+        if initial is None and isinstance(op.scalar_op, ps.Maximum | ps.Minimum) and may_be_empty(static_shape, axes):
             result = check_nonempty_reduction(g, x, axes, result)
     return g.cast(result, dtype)
+
+
+def _pad_reduced_axes(g, x, axes, identity):
+    """``x`` with one ``identity`` element appended along each reduced axis, so
+    the reduced set is never empty and its max/min unchanged (3.3's
+    ``max(..., initial=-inf)``; ONNX Runtime's ReduceMax fails on an empty set)."""
+    pads = [0] * x.rank + [1 if axis in axes else 0 for axis in range(x.rank)]
+    return g.op("Pad", x, const(g, pads, "int64"), const(g, identity, x.dtype))
 
 
 @onnx_funcify.register(Argmax)

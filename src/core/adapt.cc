@@ -1,5 +1,6 @@
 #include "adapt.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "errors.h"
@@ -105,12 +106,34 @@ void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Va
     attribute_to_input(g, inputs, attrs, "split", 1, DType::Int64);
     const bool has_sizes = inputs.size() > 1 && inputs[1] != nullptr;
     if (g.opset() < 18) {
-      attrs.take("num_outputs");  // equal split is the default before 18
+      // Before 18 a Split without sizes makes equal parts; 18's num_outputs
+      // makes ceil(n / k)-sized parts, the last smaller. Where the size is
+      // known, give those sizes explicitly.
+      auto count = attrs.take("num_outputs");
+      const Shape& shape = inputs[0]->shape;
+      const int64_t axis = attrs.get_int("axis", 0);
+      if (count && !has_sizes && shape && n_outputs > 0) {
+        const int64_t rank = static_cast<int64_t>(shape->size());
+        const int64_t a = axis < 0 ? axis + rank : axis;
+        if (a >= 0 && a < rank && (*shape)[a].is_known()) {
+          const int64_t size = (*shape)[a].size, parts = static_cast<int64_t>(n_outputs);
+          const int64_t chunk = (size + parts - 1) / parts;
+          std::vector<int64_t> sizes;
+          for (int64_t i = 0, left = size; i < parts; ++i) {
+            sizes.push_back(std::min(chunk, left));
+            left -= sizes.back();
+          }
+          set_input(inputs, 1, g.int64s(sizes));
+        }
+      }
     } else if (!has_sizes && !attrs.has("num_outputs")) {
       attrs.set("num_outputs", static_cast<int64_t>(n_outputs));
     }
     if (has_sizes) attrs.take("num_outputs");
   } else if (op_type == "Pad") {
+    if (g.opset() < 19 && attrs.get_string("mode").value_or("") == "wrap") {
+      throw UnsupportedError("Pad with mode='wrap' needs opset >= 19; export with opset_version >= 19");
+    }
     attribute_to_input(g, inputs, attrs, "pads", 1, DType::Int64);
     attribute_to_input(g, inputs, attrs, "value", 2, inputs[0]->dtype);
     if (g.opset() < 18 && inputs.size() > 3 && inputs[3]) {
@@ -126,6 +149,7 @@ void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Va
       throw UnsupportedError(op_type + " with reduction='" + reduction + "' needs opset >= " +
                              std::to_string(needed) + "; export with opset_version >= " + std::to_string(needed));
     }
+    if (g.opset() < 16) attrs.take("reduction");  // "none", the only form before 16 (no attribute)
   }
 }
 

@@ -1,6 +1,11 @@
 #include "builder.h"
 
+#include <climits>
+#include <unordered_map>
+
 #include "adapt.h"
+#include "attribute_types.h"
+#include "type_constraints.h"
 #include "errors.h"
 #include "infer.h"
 #include "kernels.h"
@@ -9,6 +14,22 @@
 
 namespace pytensor_onnx {
 namespace {
+
+// Default-domain ops with more than one output, and how many they may have;
+// every other op has exactly one (ONNX Runtime refuses a node with more).
+void check_output_count(const std::string& op_type, size_t n_outputs) {
+  static const std::unordered_map<std::string, std::pair<size_t, size_t>> kOutputs = {
+      {"Split", {1, SIZE_MAX}}, {"TopK", {2, 2}}, {"Unique", {1, 4}}, {"If", {1, SIZE_MAX}},
+      {"Loop", {1, SIZE_MAX}}, {"Scan", {1, SIZE_MAX}}, {"Dropout", {1, 2}}, {"BatchNormalization", {1, 3}},
+      {"LSTM", {0, 3}}, {"GRU", {0, 2}}, {"RNN", {0, 2}}, {"MaxPool", {1, 2}}, {"LayerNormalization", {1, 3}},
+      {"DynamicQuantizeLinear", {3, 3}}, {"SplitToSequence", {1, 1}},
+  };
+  auto it = kOutputs.find(op_type);
+  const auto [low, high] = it == kOutputs.end() ? std::pair<size_t, size_t>{1, 1} : it->second;
+  if (n_outputs < low || n_outputs > high) {
+    throw BuildError(op_type + " cannot have " + std::to_string(n_outputs) + " outputs");
+  }
+}
 
 std::string lower_hint(const std::string& op_type) {
   std::string hint;
@@ -55,13 +76,36 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
         throw BuildError(op_type + " takes " + expected + " inputs at opset " + std::to_string(opset_) + ", got " +
                          std::to_string(inputs.size()));
       }
+      for (size_t i = 0; i < arity->min_inputs; ++i) {
+        if (!inputs[i]) throw BuildError(op_type + ": input " + std::to_string(i) + " is required");
+      }
     }
+  }
+  for (Value* in : inputs) {
+    // A value of an unrelated builder would leave this graph pointing into
+    // another graph's memory.
+    if (in && !graph_->can_read(in)) {
+      throw BuildError(op_type + ": input '" + in->name + "' belongs to another graph builder");
+    }
+  }
+  if (domain.empty()) {
+    check_attribute_types(op_type, attrs);
+    check_output_count(op_type, n_outputs);
   }
   Node* node = graph_->add_node(op_type, domain, std::move(inputs), n_outputs, std::move(attrs),
                                 lower_hint(op_type));
+  // A refused node leaves the graph unchanged (it would be serialized otherwise).
   try {
+    check_input_dtypes(*node, opset_);
     infer_node(*node);
   } catch (const BuildError& e) {
+    graph_->discard_node(node);
+    throw BuildError(op_type + ": " + e.what());
+  } catch (const UnsupportedError&) {
+    graph_->discard_node(node);
+    throw;
+  } catch (const std::exception& e) {
+    graph_->discard_node(node);
     throw BuildError(op_type + ": " + e.what());
   }
   return node->outputs;
@@ -73,6 +117,11 @@ std::vector<Value*> GraphBuilder::op(const std::string& op_type, std::vector<Val
   const bool is_generator = op_type == "Constant" || op_type == "RandomNormal" || op_type == "RandomUniform";
   if (!is_generator && (inputs.empty() || inputs[0] == nullptr)) {
     throw BuildError(op_type + ": the first input is missing");
+  }
+  if (op_type == "Squeeze" && inputs.size() < 2) {
+    // axes=[] squeezes nothing (an empty axes input would mean "every
+    // size-1 axis" to ONNX Runtime, which is what omitting axes says).
+    if (auto axes = attrs.get_ints("axes"); axes && axes->empty()) return emit("Identity", {inputs[0]}, {}, 1);
   }
   if (auto recipe = build_recipe(*this, op_type, inputs, attrs, n_outputs)) return *recipe;
   const auto since = op_since_version(op_type);
@@ -98,8 +147,17 @@ Value* GraphBuilder::cast(Value* value, DType dtype) {
   return emit("Cast", {value}, {{"to", static_cast<int64_t>(dtype)}}, 1)[0];
 }
 
-void GraphBuilder::output(Value* value, const std::string& requested_name) {
+void GraphBuilder::output(Value* value, const std::string& requested_name, const Shape& declared) {
   if (!value) throw BuildError("output '" + requested_name + "' has no value");
+  if (declared && value->shape && declared->size() != value->shape->size()) {
+    throw BuildError("output '" + requested_name + "' has rank " + std::to_string(value->shape->size()) +
+                     ", not the declared " + std::to_string(declared->size()));
+  }
+  // The ONNX checker requires a shape (a rank) for every main-graph output.
+  if (!graph_->parent() && !value->shape && !declared) {
+    throw BuildError("output '" + requested_name + "' has a rank the builder cannot infer; declare its shape: "
+                     "g.output(value, name, shape=[...])");
+  }
   // A subgraph's outputs are internal (If/Loop match them by position):
   // their names only need to be unique in the tree.
   const std::string name = graph_->parent() && graph_->name_taken(requested_name) && value->name != requested_name
@@ -110,6 +168,7 @@ void GraphBuilder::output(Value* value, const std::string& requested_name) {
   const bool needs_identity = value->is_graph_input || value->constant || value->producer == nullptr ||
                               graph_->is_output(value) || !graph_->owns(value);
   if (needs_identity) value = emit("Identity", {value}, {}, 1)[0];
+  if (!value->shape) value->shape = declared;
   if (value->name != name) {
     if (Value* holder = graph_->find_value(name)) {
       if (holder->is_graph_input || graph_->is_output(holder)) {

@@ -50,7 +50,9 @@ class GraphBuilder {
 
   // Marks `value` as graph output `name` (inserting an Identity when the value
   // is an input, a constant, or already an output under another name).
-  void output(Value* value, const std::string& name);
+  // `declared` gives the shape where inference could not (PyTensor knows the
+  // rank of every variable); a main-graph output needs a rank.
+  void output(Value* value, const std::string& name, const Shape& declared = std::nullopt);
 
   // Extra opset imports (custom domains), e.g. {"com.microsoft", 1}.
   void require_domain(const std::string& domain, int version);

@@ -534,7 +534,10 @@ void infer_shapes(Node& node) {
     return;
   }
   if (op == "NonZero") {
-    y->shape = std::vector<Dim>{in ? Dim::known(static_cast<int64_t>(in->size())) : Dim::unknown(),
+    // ONNX gives (rank, count); ONNX Runtime (1.21 to 1.32 at least) gives a
+    // scalar one row, like a one-element vector: no known rows for rank 0.
+    const bool rows_known = in && !in->empty();
+    y->shape = std::vector<Dim>{rows_known ? Dim::known(static_cast<int64_t>(in->size())) : Dim::unknown(),
                                 Dim::unknown()};
     return;
   }
@@ -581,17 +584,25 @@ void infer_dtypes(Node& node) {
     for (size_t i = 1; i < node.outputs.size(); ++i) node.outputs[i]->dtype = DType::Int64;
   } else if (op == "ConstantOfShape") {
     const AttrValue* value = node.attrs.find("value");
-    set_all(value ? std::get<Tensor>(*value).dtype() : DType::Float32);
+    const Tensor* t = value ? std::get_if<Tensor>(value) : nullptr;
+    if (value && !t) throw BuildError("ConstantOfShape: attribute 'value' must be a one-element tensor");
+    set_all(t ? t->dtype() : DType::Float32);
+  } else if (op == "RandomNormal" || op == "RandomUniform") {
+    // dtype defaults to float32; the shape is the 'shape' attribute.
+    set_all(static_cast<DType>(node.attrs.get_int("dtype", static_cast<int64_t>(DType::Float32))));
+    if (auto shape = node.attrs.get_ints("shape")) node.outputs[0]->shape = shape_of_sizes(*shape);
+  } else if (op == "RandomNormalLike" || op == "RandomUniformLike" || op == "Bernoulli") {
+    set_all(static_cast<DType>(node.attrs.get_int("dtype", static_cast<int64_t>(first))));
+    if (node.input(0)) node.outputs[0]->shape = node.input(0)->shape;
   } else if (op == "EyeLike") {
     const AttrValue* dtype = node.attrs.find("dtype");
-    set_all(dtype ? static_cast<DType>(std::get<int64_t>(*dtype)) : first);
+    set_all(dtype ? static_cast<DType>(node.attrs.get_int("dtype", 0)) : first);
   } else if (op == "Constant") {
     const AttrValue* value = node.attrs.find("value");
-    if (value) {
-      const Tensor& t = std::get<Tensor>(*value);
-      set_all(t.dtype());
-      node.outputs[0]->shape = shape_of_sizes(t.dims());
-    }
+    const Tensor* t = value ? std::get_if<Tensor>(value) : nullptr;
+    if (!t) throw BuildError("Constant needs its value as a tensor attribute 'value' (a NumPy array)");
+    set_all(t->dtype());
+    node.outputs[0]->shape = shape_of_sizes(t->dims());
   } else if (same_type_elementwise().count(op) || same_type_broadcasting().count(op) || is_reduce(op) ||
              op == "MatMul" || op == "Gemm" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
              op == "Squeeze" || op == "Unsqueeze" || op == "Concat" || op == "Split" || op == "Slice" ||

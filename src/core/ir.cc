@@ -218,6 +218,31 @@ void Graph::remove_node(Node* node) {
   }
 }
 
+void Graph::discard_node(Node* node) {
+  for (Value* in : node->inputs) {
+    if (!in) continue;
+    auto it = std::find(in->users.begin(), in->users.end(), node);
+    if (it != in->users.end()) in->users.erase(it);
+  }
+  for (const auto& attr : node->attrs.items()) {
+    if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value)) {
+      --nodes_with_subgraphs_;
+      break;
+    }
+  }
+  for (Value* out : node->outputs) {
+    names_.erase(out->name);
+    tree_names_->erase(out->name);
+    values_.erase(std::remove_if(values_.begin(), values_.end(), [out](const auto& v) { return v.get() == out; }),
+                  values_.end());
+  }
+  auto pos = node_positions_.find(node);
+  if (pos != node_positions_.end()) {
+    nodes_.erase(pos->second);
+    node_positions_.erase(pos);
+  }
+}
+
 void Graph::remove_unused_values() {
   std::vector<std::unique_ptr<Value>> kept;
   kept.reserve(values_.size());

@@ -77,6 +77,10 @@ class Graph {
   void replace_all_uses(Value* old_value, Value* new_value);
   // Unlinks and destroys a node whose outputs are no longer used.
   void remove_node(Node* node);
+  // Undoes add_node for a node that failed validation: the node and its
+  // output values go (nothing outside the builder has seen them yet), so a
+  // refused op leaves the graph as it was.
+  void discard_node(Node* node);
   // Drops initializers and values nothing refers to.
   void remove_unused_values();
   bool is_output(const Value* value) const;
@@ -96,6 +100,8 @@ class Graph {
   Value* find_value(const std::string& name) const;
   // Whether `value` is one of this graph's own (not an enclosing graph's).
   bool owns(const Value* value) const;
+  // Whether nodes of this graph may read `value`: its own or an enclosing graph's.
+  bool can_read(const Value* value) const { return owns(value) || (parent_ && parent_->can_read(value)); }
   void rename(Value* value, const std::string& new_name);
 
  private:

@@ -62,7 +62,9 @@ const std::unordered_map<std::string, KernelEntry>& kernel_table() {
     t["Where"] = {{{13, floats_and({D::Int32, D::Int64, D::UInt8})}}, {1, 2}, {0}, Fidelity::kBits};
     const auto reduce = floats_and({D::Int32, D::Int64});
     for (const char* op : {"ReduceSum", "ReduceProd", "ReduceSumSquare"}) t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kBits};
-    for (const char* op : {"ReduceMean", "ReduceLogSumExp"}) t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kValue};
+    for (const char* op : {"ReduceMean", "ReduceLogSumExp", "ReduceL1", "ReduceL2", "ReduceLogSum"}) {
+      t[op] = {{{13, reduce}}, {0}, {0}, Fidelity::kValue};
+    }
     const auto reduce_order = floats_and({D::Int8, D::Int32, D::Int64, D::UInt8});
     auto reduce_order_bool = reduce_order;
     reduce_order_bool.push_back(D::Bool);
@@ -279,9 +281,11 @@ std::optional<std::vector<DType>> ort_kernel_dtypes(const std::string& op_type, 
   return *types;
 }
 
-std::optional<std::vector<Value*>> adapt_kernel_dtypes(GraphBuilder& g, const std::string& op_type,
-                                                       const std::vector<Value*>& inputs,
-                                                       const Attributes& attrs, size_t n_outputs) {
+namespace {
+
+std::optional<std::vector<Value*>> adapt_input_dtypes(GraphBuilder& g, const std::string& op_type,
+                                                      const std::vector<Value*>& inputs,
+                                                      const Attributes& attrs, size_t n_outputs) {
   auto it = kernel_table().find(op_type);
   if (it == kernel_table().end()) return std::nullopt;
   const KernelEntry& entry = it->second;
@@ -340,6 +344,35 @@ std::optional<std::vector<Value*>> adapt_kernel_dtypes(GraphBuilder& g, const st
     outputs[i] = g.cast(v, original);
   }
   return outputs;
+}
+
+// ONNX Runtime's Pow kernels take float32/float64/int32/int64 exponents
+// only (the spec allows any numeric type); others are widened exactly.
+// Returns whether it changed `inputs`.
+bool widen_pow_exponent(GraphBuilder& g, std::vector<Value*>& inputs) {
+  static const std::vector<DType> kExponents = {D::Float32, D::Float64, D::Int32, D::Int64};
+  Value* exponent = inputs.size() > 1 ? inputs[1] : nullptr;
+  if (!exponent || exponent->dtype == DType::Undefined || contains(kExponents, exponent->dtype)) return false;
+  for (DType candidate : widenings(exponent->dtype)) {
+    if (contains(kExponents, candidate)) {
+      inputs[1] = g.cast(exponent, candidate);
+      return true;
+    }
+  }
+  throw UnsupportedError("ONNX Runtime has no Pow kernel for " + dtype_name(exponent->dtype) +
+                         " exponents, and no wider dtype holds every such exponent exactly; cast the exponent");
+}
+
+}  // namespace
+
+std::optional<std::vector<Value*>> adapt_kernel_dtypes(GraphBuilder& g, const std::string& op_type,
+                                                       const std::vector<Value*>& given_inputs,
+                                                       const Attributes& attrs, size_t n_outputs) {
+  std::vector<Value*> inputs = given_inputs;
+  const bool exponent_widened = op_type == "Pow" && widen_pow_exponent(g, inputs);
+  auto adapted = adapt_input_dtypes(g, op_type, inputs, attrs, n_outputs);
+  if (!adapted && exponent_widened) return emit_on_kernel(g, op_type, inputs, attrs, n_outputs);
+  return adapted;
 }
 
 }  // namespace pytensor_onnx

@@ -74,7 +74,9 @@ std::optional<Arity> op_input_arity(const std::string& op_type, int opset) {
       {"BitwiseNot", {1, 1}}, {"Cast", {1, 1}}, {"Shape", {1, 1}}, {"Size", {1, 1}},
       {"Softmax", {1, 1}}, {"LogSoftmax", {1, 1}}, {"Transpose", {1, 1}}, {"Flatten", {1, 1}},
       {"NonZero", {1, 1}}, {"ArgMax", {1, 1}}, {"ArgMin", {1, 1}}, {"EyeLike", {1, 1}},
-      {"ConstantOfShape", {1, 1}}, {"Det", {1, 1}},
+      {"ConstantOfShape", {1, 1}}, {"Det", {1, 1}}, {"Constant", {0, 0}},
+      {"RandomNormal", {0, 0}}, {"RandomUniform", {0, 0}}, {"RandomNormalLike", {1, 1}},
+      {"RandomUniformLike", {1, 1}}, {"Bernoulli", {1, 1}}, {"Multinomial", {1, 1}},
       // Binary.
       {"Add", {2, 2}}, {"Sub", {2, 2}}, {"Mul", {2, 2}}, {"Div", {2, 2}}, {"Mod", {2, 2}}, {"Pow", {2, 2}},
       {"Equal", {2, 2}}, {"Less", {2, 2}}, {"Greater", {2, 2}}, {"LessOrEqual", {2, 2}},

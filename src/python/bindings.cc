@@ -61,12 +61,29 @@ DType dtype_of(const ReadOnlyArray& array) {
 }
 
 Tensor tensor_from_array(nb::handle obj) {
-  ReadOnlyArray array = nb::cast<ReadOnlyArray>(obj);
+  ReadOnlyArray array;
+  if (!nb::try_cast<ReadOnlyArray>(obj, array)) {
+    throw nb::type_error("expected a C-contiguous NumPy array of a numeric or bool dtype (np.ascontiguousarray)");
+  }
   std::vector<int64_t> dims;
   for (size_t i = 0; i < array.ndim(); ++i) dims.push_back(static_cast<int64_t>(array.shape(i)));
   const DType dtype = dtype_of(array);
   auto owner = std::make_shared<PyKeepAlive>(nb::borrow(obj));
   return Tensor::borrowed(dtype, std::move(dims), array.data(), array.nbytes(), std::move(owner));
+}
+
+// A Python int as int64; OverflowError (not a bare C++ cast error) when it
+// does not fit.
+int64_t int64_from_python(nb::handle h, const std::string& what) {
+  nb::int_ as_int(h);
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+  if (overflow != 0) {
+    PyErr_SetString(PyExc_OverflowError, (what + ": " + nb::cast<std::string>(nb::str(h)) + " does not fit in int64").c_str());
+    throw nb::python_error();
+  }
+  if (value == -1 && PyErr_Occurred()) throw nb::python_error();
+  return static_cast<int64_t>(value);
 }
 
 bool is_int_like(nb::handle h) {
@@ -82,7 +99,7 @@ bool is_nd_array(nb::handle h) {
 
 AttrValue attribute_from_python(const std::string& name, nb::handle h) {
   if (is_nd_array(h)) return tensor_from_array(h);
-  if (PyBool_Check(h.ptr()) || is_int_like(h)) return static_cast<int64_t>(nb::cast<int64_t>(nb::int_(h)));
+  if (PyBool_Check(h.ptr()) || is_int_like(h)) return int64_from_python(h, "attribute '" + name + "'");
   if (PyFloat_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
     if (!nb::isinstance<nb::str>(h) && !nb::hasattr(h, "shape")) return PyFloat_AsDouble(h.ptr());
   }
@@ -98,7 +115,7 @@ AttrValue attribute_from_python(const std::string& name, nb::handle h) {
     }
     if (all_int) {
       std::vector<int64_t> v;
-      for (nb::handle item : seq) v.push_back(nb::cast<int64_t>(nb::int_(item)));
+      for (nb::handle item : seq) v.push_back(int64_from_python(item, "attribute '" + name + "'"));
       return v;
     }
     if (all_str) {
@@ -121,7 +138,7 @@ Shape shape_from_python(nb::handle h) {
     if (d.is_none()) dims.push_back(Dim::unknown());
     else if (nb::isinstance<nb::str>(d)) dims.push_back(Dim::named(nb::cast<std::string>(d)));
     else {
-      const int64_t n = nb::cast<int64_t>(nb::int_(d));
+      const int64_t n = int64_from_python(d, "shape dim");
       if (n < 0) throw nb::value_error("shape dims must be non-negative ints, str names or None");
       dims.push_back(Dim::known(n));
     }
@@ -176,11 +193,33 @@ Call parse_call(const std::string& what, nb::args args, nb::kwargs kwargs) {
   }
   for (auto [key, value] : kwargs) {
     const std::string name = nb::cast<std::string>(key);
-    if (name == "domain") call.domain = nb::cast<std::string>(value);
-    else if (name == "outputs") call.n_outputs = nb::cast<size_t>(value);
-    else if (name == "output_dtypes") call.output_dtypes = nb::cast<std::vector<std::string>>(value);
-    else if (name == "node_name") call.node_name = nb::cast<std::string>(value);
-    else if (!value.is_none()) call.attrs.set(name, attribute_from_python(name, value));
+    if (name == "domain") {
+      if (!nb::isinstance<nb::str>(value)) throw nb::type_error((what + ": domain must be a string").c_str());
+      call.domain = nb::cast<std::string>(value);
+    } else if (name == "outputs") {
+      // ONNX ops have a handful of outputs; a bound keeps a typo from
+      // allocating millions of values.
+      constexpr int64_t kMaxOutputs = 1 << 16;
+      const int64_t n = PyBool_Check(value.ptr()) || !is_int_like(value) ? -1 : int64_from_python(value, "outputs");
+      if (n < 1 || n > kMaxOutputs) {
+        throw nb::value_error((what + ": outputs must be an int from 1 to " + std::to_string(kMaxOutputs)).c_str());
+      }
+      call.n_outputs = static_cast<size_t>(n);
+    } else if (name == "output_dtypes") {
+      if (!nb::isinstance<nb::list>(value) && !nb::isinstance<nb::tuple>(value)) {
+        throw nb::type_error((what + ": output_dtypes must be a list of dtype names").c_str());
+      }
+      for (nb::handle item : nb::borrow<nb::sequence>(value)) {
+        if (!nb::isinstance<nb::str>(item)) throw nb::type_error((what + ": output_dtypes must be dtype names").c_str());
+        dtype_from_name(nb::cast<std::string>(item));  // throws ValueError for a name ONNX lacks
+        call.output_dtypes.push_back(nb::cast<std::string>(item));
+      }
+    } else if (name == "node_name") {
+      if (!nb::isinstance<nb::str>(value)) throw nb::type_error((what + ": node_name must be a string").c_str());
+      call.node_name = nb::cast<std::string>(value);
+    } else if (!value.is_none()) {
+      call.attrs.set(name, attribute_from_python(name, value));
+    }
   }
   if (!call.output_dtypes.empty() && call.output_dtypes.size() != call.n_outputs) {
     throw nb::value_error("output_dtypes needs one dtype per output");
@@ -305,7 +344,14 @@ NB_MODULE(_core, m) {
       .def(
           "cast", [](GraphBuilder& g, Value* v, const std::string& dtype) { return g.cast(v, dtype_from_name(dtype)); },
           nb::arg("value"), nb::arg("dtype"), nb::rv_policy::reference_internal)
-      .def("output", &GraphBuilder::output, nb::arg("value"), nb::arg("name"))
+      .def(
+          "output",
+          [](GraphBuilder& g, Value* value, const std::string& name, nb::handle shape) {
+            g.output(value, name, shape_from_python(shape));
+          },
+          nb::arg("value"), nb::arg("name"), nb::arg("shape").none() = nb::none(),
+          "Mark `value` as graph output `name`; `shape` (int, str or None per dim) declares a shape inference "
+          "could not give (every main-graph output needs a rank).")
       .def("require_domain", &GraphBuilder::require_domain, nb::arg("domain"), nb::arg("version"))
       .def(
           "optimize",

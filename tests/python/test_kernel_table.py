@@ -32,7 +32,7 @@ import probe_ort_kernels as probe  # noqa: E402
 # Table ops the probe knows how to build (its labels equal the op names here).
 TABLE_OPS = [
     "Add", "Sub", "Mul", "Div", "Neg", "Max", "Min", "Clip", "Pow", "Where",
-    "ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceMean", "ReduceLogSumExp",
+    "ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceMean", "ReduceLogSumExp", "ReduceL1", "ReduceL2", "ReduceLogSum",
     "ReduceMax", "ReduceMin", "ArgMax", "ArgMin", "MatMul", "Gemm", "Einsum",
     "CumSum", "Trilu", "Range", "Unique", "NonZero", "TopK", "Pad", "BitShift",
     "Sum", "Mean", "Erf", "Softplus",

@@ -1,5 +1,6 @@
 """Reductions (Sum, Prod, Max, Min, All, Any, ProdWithoutZeros), Argmax, and Dot."""
 
+import inspect
 from functools import partial
 
 import numpy as np
@@ -438,6 +439,39 @@ def test_sum_rule_uses_matmul_for_integers_only(rng):
     assert Sum in op_types(fn)
     node_types = onnx_op_types(fn)
     assert "MatMul" in node_types and "ReduceSum" in node_types
+
+
+MAX_TAKES_INITIAL = "initial" in inspect.signature(pt.max).parameters
+
+
+# Found by the differential fuzzer (tests/python/test_fuzz.py): FAST_RUN turns
+# logsumexp into max(x, initial=-inf) + ... on PyTensor 3.3, whose empty
+# reduction is -inf; the rule treated every empty max as NumPy's error.
+# (Before 3.3 an empty max raises, and 2.38's FAST_RUN never finishes
+# rewriting logsumexp of an int64 tensor with keepdims=True.)
+@pytest.mark.skipif(not MAX_TAKES_INITIAL, reason="max(initial=...) exists from PyTensor 3.3")
+@pytest.mark.parametrize("shape, axis", [((2, 0), 1), ((1, 0, 1), (-2, 2)), ((0,), None), ((2, 3), 0)])
+def test_logsumexp_over_an_empty_axis(shape, axis):
+    x = pt.tensor("x", shape=(None,) * len(shape))
+    xi = pt.tensor("xi", dtype="int64", shape=(None,) * len(shape))
+    outputs = [pt.logsumexp(x, axis=axis), pt.logsumexp(xi, axis=axis, keepdims=True)]
+    compare_onnx_and_py([x, xi], outputs, [np.ones(shape), np.ones(shape, dtype="int64")])
+
+
+
+@pytest.mark.skipif(not MAX_TAKES_INITIAL, reason="max(initial=...) exists from PyTensor 3.3")
+@pytest.mark.parametrize("opset", [13, 18, OPSETS[-1]])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint64", "uint16", "bool"])
+def test_max_min_with_initial_give_the_identity_when_empty(dtype, opset, rng):
+    x = pt.tensor("x", dtype=dtype, shape=(None, None, None))
+    outputs = [
+        pt.max(x, axis=(0, 1), initial=-np.inf),
+        pt.min(x, axis=(0, 1), initial=np.inf),
+        pt.max(x, axis=-1, initial=-np.inf, keepdims=True),
+        pt.min(x, axis=None, initial=np.inf),
+    ]
+    for shape in [(1, 0, 2), (2, 3, 0), (2, 3, 4)]:
+        compare_onnx_and_py([x], outputs, [sample(rng, shape, dtype)], opset_version=opset, optimize=False)
 
 
 def test_argmax_over_several_axes_one_of_them_empty_raises(rng):

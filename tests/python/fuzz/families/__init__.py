@@ -1,0 +1,1 @@
+"""One module per op family; each registers its generators on import."""

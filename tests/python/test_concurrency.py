@@ -1,0 +1,161 @@
+"""Concurrency and lifetime of ONNX-mode functions and their sessions.
+
+PyTensor's ``Function`` object keeps its call state (input containers,
+"provided" counters) on itself, in every mode: one Function object must not
+be entered by two threads at once (docs/usage.md, "Threads"). Threads share
+a compiled function through ``fn.copy()``: the copies share the ONNX Runtime
+session (linker.py's session cache), which runs concurrently. These tests
+check that pattern, many functions sharing and evicting cached sessions from
+many threads, functions collected while others run, and that 100k calls do
+not grow memory. Bounded by call counts, never by wall time.
+"""
+
+import gc
+import os
+import threading
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from pytensor_onnx import _core, linker
+
+THREADS = 8
+
+
+def run_threads(target, n=THREADS):
+    """Run ``target(k)`` on ``n`` threads; re-raise the first exception."""
+    errors = []
+
+    def wrapped(k):
+        try:
+            target(k)
+        except BaseException as exc:  # reported to the test below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=wrapped, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def small_function():
+    x, y = pt.vector("x"), pt.vector("y")
+    return pytensor.function([x, y], [x * 2.0 + y, (x - y).sum()], mode="ONNX")
+
+
+def test_copies_of_one_function_run_concurrently_on_one_session():
+    fn = small_function()
+    copies = [fn.copy() for _ in range(THREADS)]
+    assert all(c.maker.linker.session is fn.maker.linker.session for c in copies)
+
+    def work(k):
+        f = copies[k]
+        for i in range(500):
+            a = np.full(7, float(k))
+            b = np.arange(7.0) * i
+            out, total = f(a, b)
+            np.testing.assert_array_equal(out, a * 2.0 + b)
+            assert total == (a - b).sum()
+
+    run_threads(work)
+
+
+def test_functions_compiled_on_many_threads_share_sessions():
+    fns = [None] * THREADS
+
+    def compile_and_run(k):
+        fns[k] = small_function()
+        out, _ = fns[k](np.ones(3), np.full(3, float(k)))
+        np.testing.assert_array_equal(out, 2.0 + k)
+
+    run_threads(compile_and_run)
+    # Identical graphs: one session (two threads may both have built one at
+    # first; the cache keeps a single one and later compilations reuse it).
+    later = small_function()
+    assert later.maker.linker.session is linker.get_session(later.maker.linker.onnx_model_bytes)
+
+
+def _tiny_model(k):
+    g = _core.GraphBuilder(18)
+    x = g.input("x", "float64", [2])
+    g.output(g.op("Add", x, g.const(np.full(2, float(k)))), "y")
+    return g.serialize()
+
+
+def test_session_cache_lookups_and_evictions_from_many_threads():
+    # More distinct models than the cache holds: lookups, LRU moves and
+    # evictions interleave (a key evicted between lookup and LRU move used to
+    # raise KeyError).
+    models = [_tiny_model(k) for k in range(linker._SESSION_CACHE_SIZE + 16)]
+
+    def work(k):
+        rng = np.random.default_rng(k)
+        for _ in range(300):
+            j = int(rng.integers(len(models)))
+            (y,) = linker.get_session(models[j]).run(None, {"x": np.zeros(2)})
+            np.testing.assert_array_equal(y, [j, j])
+
+    run_threads(work)
+    assert len(linker._SESSION_CACHE) <= linker._SESSION_CACHE_SIZE
+
+
+def test_functions_collected_while_others_run():
+    keeper = small_function()
+    stop = threading.Event()
+    failures = []
+
+    def steady():
+        a, b = np.arange(4.0), np.ones(4)
+        while not stop.is_set():
+            out, _ = keeper(a, b)
+            if not np.array_equal(out, a * 2.0 + b):
+                failures.append(out)
+
+    runner = threading.Thread(target=steady)
+    runner.start()
+    try:
+
+        def churn(k):
+            for i in range(15):
+                x = pt.vector("x")
+                f = pytensor.function([x], pt.exp(x) + (k * 100 + i), mode="ONNX")
+                np.testing.assert_allclose(f(np.zeros(2)), 1.0 + k * 100 + i)
+                del f
+                gc.collect()
+
+        run_threads(churn, n=4)
+    finally:
+        stop.set()
+        runner.join()
+    assert not failures
+
+
+def _resident_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads resident memory from /proc (Linux)")
+def test_no_memory_growth_over_100k_calls():
+    fn = small_function()
+    copies = [fn.copy() for _ in range(4)]
+    a, b = np.arange(16.0), np.ones(16)
+
+    def calls(f, n):
+        for _ in range(n):
+            f(a, b)
+
+    calls(fn, 5_000)  # warm up: arenas, caches
+    gc.collect()
+    before = _resident_bytes()
+    calls(fn, 50_000)
+    run_threads(lambda k: calls(copies[k], 12_500), n=4)  # 50k more, from threads
+    gc.collect()
+    grown = _resident_bytes() - before
+    # A leak of one 16-element array per call would be 100k * 128 B = 12.8 MB.
+    assert grown < 8 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB over 100k calls"
