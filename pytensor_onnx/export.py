@@ -149,6 +149,7 @@ def export_onnx(
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     external_data: bool = False,
+    inline_functions: bool = False,
 ):
     """Export the symbolic graph from ``inputs`` to ``outputs`` as an ONNX model.
 
@@ -175,6 +176,12 @@ def export_onnx(
     external_data
         With ``filename``: store initializers of at least 1 KiB in
         ``<filename>.data`` next to the model (needed beyond 2 GiB).
+    inline_functions
+        Recipes used for what ONNX lacks (special functions, float64 sin/cos,
+        ...) are stored once as model-local functions of the domain
+        ``pytensor_onnx`` (ONNX Runtime inlines them when it loads the
+        model). ``True`` builds every one inline instead, for runtimes
+        without local-function support. Both forms compute the same values.
 
     Returns
     -------
@@ -191,12 +198,14 @@ def export_onnx(
     fgraph, shared_values = _build_fgraph(inputs, outputs)
     return _export_fgraph(
         fgraph, shared_values, filename, opset_version, model_name, doc_string, optimize,
-        input_names, output_names, external_data,
+        input_names, output_names, external_data, inline_functions,
     )
 
 
 def _export_fgraph(fgraph, shared_values, filename, opset_version, model_name, doc_string, optimize,
-                   input_names, output_names, external_data):
+                   input_names, output_names, external_data, inline_functions):
+    if not isinstance(inline_functions, bool):
+        raise TypeError(f"inline_functions must be a bool, got {type(inline_functions).__name__}")
     if optimize:
         _rewrite(fgraph)
     converted = fgraph_to_onnx(
@@ -207,6 +216,7 @@ def _export_fgraph(fgraph, shared_values, filename, opset_version, model_name, d
         optimize=optimize,
         input_names=input_names,
         output_names=output_names,
+        inline_functions=inline_functions,
     )
     return _serialize(converted.builder, filename, model_name, doc_string, external_data)
 
@@ -219,12 +229,14 @@ def export_function_onnx(
     model_name: str = "pytensor_function",
     doc_string: str = "",
     external_data: bool = False,
+    inline_functions: bool = False,
 ):
     """Export a compiled ``pytensor.function`` (any mode) to an ONNX model.
 
     The function's explicit inputs become graph inputs; its shared variables
     are baked in with the values the function currently holds. Updates are not
     part of the model (an ONNX model is a pure function of its inputs).
+    ``inline_functions`` as in :func:`export_onnx`.
     """
     maker = getattr(fn, "maker", None)
     if maker is None or not hasattr(maker, "inputs"):
@@ -243,6 +255,7 @@ def export_function_onnx(
     fgraph, values = _build_fgraph(explicit, outputs, shared_values)
     return _export_fgraph(
         fgraph, values, filename, opset_version, model_name, doc_string, True, None, None, external_data,
+        inline_functions,
     )
 
 

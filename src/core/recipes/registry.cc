@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "as_function.h"
 #include "errors.h"
 
 namespace pytensor_onnx::recipes {
@@ -34,6 +35,7 @@ std::vector<Value*> build_recipe_named(GraphBuilder& g, const std::string& name,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) throw BuildError("recipe '" + name + "': input " + std::to_string(i) + " is missing");
   }
+  if (auto call = build_as_function_call(g, *info, inputs, attrs)) return *call;
   return info->build(g, inputs, attrs);
 }
 

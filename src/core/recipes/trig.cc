@@ -108,8 +108,10 @@ std::vector<Value*> on_float64(GraphBuilder& g, const std::vector<Value*>& input
 }  // namespace
 
 void add_trig_recipes(std::vector<RecipeInfo>& table) {
-  table.push_back({"sin_float64", on_float64<sin_float64>, 1, 1, "sin of a float64 tensor, a few ulp everywhere"});
-  table.push_back({"cos_float64", on_float64<cos_float64>, 1, 1, "cos of a float64 tensor, a few ulp everywhere"});
+  table.push_back({"sin_float64", on_float64<sin_float64>, 1, 1, "sin of a float64 tensor, a few ulp everywhere",
+                   FunctionUse::kElementwise});
+  table.push_back({"cos_float64", on_float64<cos_float64>, 1, 1, "cos of a float64 tensor, a few ulp everywhere",
+                   FunctionUse::kElementwise});
 }
 
 }  // namespace pytensor_onnx::recipes
