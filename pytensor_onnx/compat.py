@@ -15,11 +15,16 @@ versions themselves.
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| scalar ``Deg2Rad``, ``Rad2Deg``, ``Angle``, ``ComplexFromPolar`` | exist | not checked | removed (``deg2rad``, ``angle`` are graphs) |
+| scalar ``GammaU``, ``GammaL``, ``Iv`` | exist | not checked | removed |
+| scalar ``NdtriExp`` | absent | not checked | exists |
 """
 
 from __future__ import annotations
 
 import pytensor
+import pytensor.scalar.basic as _scalar_basic
+import pytensor.scalar.math as _scalar_math
 import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.subtensor as _subtensor
@@ -38,9 +43,30 @@ AdvancedIncSubtensor1 = getattr(_subtensor, "AdvancedIncSubtensor1", None)
 #: The rank-1 update BLAS op; ``None`` on lines that removed it (3.3+).
 Ger = getattr(_blas, "Ger", None)
 
+#: Scalar Op classes some lines define and others do not (``None`` where
+#: absent): 2.38 has Deg2Rad, Rad2Deg, Angle, ComplexFromPolar, GammaU,
+#: GammaL and Iv; 3.3 has NdtriExp.
+Deg2Rad = getattr(_scalar_basic, "Deg2Rad", None)
+Rad2Deg = getattr(_scalar_basic, "Rad2Deg", None)
+Angle = getattr(_scalar_basic, "Angle", None)
+ComplexFromPolar = getattr(_scalar_basic, "ComplexFromPolar", None)
+GammaU = getattr(_scalar_math, "GammaU", None)
+GammaL = getattr(_scalar_math, "GammaL", None)
+Iv = getattr(_scalar_math, "Iv", None)
+NdtriExp = getattr(_scalar_math, "NdtriExp", None)
+
+_LINE_SPECIFIC_SCALAR_OPS = ("Deg2Rad", "Rad2Deg", "Angle", "ComplexFromPolar", "GammaU", "GammaL", "Iv", "NdtriExp")
+
+
+def line_specific_scalar_ops() -> tuple[type, ...]:
+    """The line-specific scalar Op classes this PyTensor defines."""
+    found = (globals()[name] for name in _LINE_SPECIFIC_SCALAR_OPS)
+    return tuple(op for op in found if op is not None)
+
+
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger"})
+LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", *_LINE_SPECIFIC_SCALAR_OPS})
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.

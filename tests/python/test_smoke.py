@@ -79,6 +79,11 @@ def _tensor_basic(rng):
     return [n], [pt.arange(n), pt.eye(n), pt.zeros((n, 2))], [np.int64(3)]
 
 
+def _scalar_math(rng):
+    x = pt.vector("x")
+    return [x], [pt.gammaln(x) + pt.erfc(x)], [rng.uniform(0.1, 5, size=4)]
+
+
 CASES = {
     "basic": _basic,
     "blas": _blas,
@@ -86,6 +91,7 @@ CASES = {
     "elemwise": _elemwise,
     "math": _math,
     "scalar": _scalar,
+    "scalar_math": _scalar_math,
     "shape": _shape,
     "special": _special,
     "subtensor": _subtensor,

@@ -22,5 +22,14 @@ std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string&
 // whole range (relative accuracy near their zeros included).
 Value* sin_float64(GraphBuilder& g, Value* x);
 Value* cos_float64(GraphBuilder& g, Value* x);
+Value* tan_float64(GraphBuilder& g, Value* x);
+// elementary.cc: log1p and expm1 of float64 values (building blocks of the
+// special functions).
+Value* log1p_float64(GraphBuilder& g, Value* x);
+Value* expm1_float64(GraphBuilder& g, Value* x);
+// sin(pi x) and cos(pi x), exact at their zeros (reflection formulas of the
+// gamma family need them near poles).
+Value* sinpi_float64(GraphBuilder& g, Value* x);
+Value* cospi_float64(GraphBuilder& g, Value* x);
 
 }  // namespace pytensor_onnx::recipes
