@@ -12,6 +12,7 @@ std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string&
   // Through the registry, so that they become model-local functions.
   if (float64 && op_type == "Sin") return build_recipe_named(g, "sin_float64", inputs, {});
   if (float64 && op_type == "Cos") return build_recipe_named(g, "cos_float64", inputs, {});
+  if (op_type.rfind("Bitwise", 0) == 0) return bitwise_before_opset18(g, op_type, inputs);
   return std::nullopt;
 }
 

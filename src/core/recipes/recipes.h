@@ -18,6 +18,11 @@ namespace pytensor_onnx::recipes {
 std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string& op_type,
                                              const std::vector<Value*>& inputs, const Attributes& attrs);
 
+// bitwise.cc: BitwiseAnd/Or/Xor/Not on integers before opset 18 (nullopt
+// for other ops and from opset 18).
+std::optional<std::vector<Value*>> bitwise_before_opset18(GraphBuilder& g, const std::string& op_type,
+                                                          const std::vector<Value*>& inputs);
+
 // trig.cc: sin and cos of a float64 value, accurate to a few ulp over the
 // whole range (relative accuracy near their zeros included).
 Value* sin_float64(GraphBuilder& g, Value* x);

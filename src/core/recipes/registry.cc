@@ -13,6 +13,7 @@ const std::vector<RecipeInfo>& all_recipes() {
     add_trig_recipes(t);
     add_elementary_recipes(t);
     add_special_recipes(t);
+    add_bitwise_recipes(t);
     std::sort(t.begin(), t.end(), [](const RecipeInfo& a, const RecipeInfo& b) { return a.name < b.name; });
     return t;
   }();

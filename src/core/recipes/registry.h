@@ -56,5 +56,6 @@ std::vector<Value*> build_recipe_named(GraphBuilder& g, const std::string& name,
 void add_trig_recipes(std::vector<RecipeInfo>& table);
 void add_elementary_recipes(std::vector<RecipeInfo>& table);
 void add_special_recipes(std::vector<RecipeInfo>& table);
+void add_bitwise_recipes(std::vector<RecipeInfo>& table);
 
 }  // namespace pytensor_onnx::recipes
