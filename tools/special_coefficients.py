@@ -191,7 +191,24 @@ def atan_correction(z):
     return (mp.atan(t) - t) / t**3
 
 
+def erfinv_small(z):
+    """erfinv(y) / y for z = y^2, |y| <= 1/2."""
+    if z == 0:
+        return mp.sqrt(mp.pi) / 2
+    y = mp.sqrt(z)
+    return mp.erfinv(y) / y
+
+
+def erfcinv_tail(t):
+    """erfcinv(q) / t for t = sqrt(-log q), q <= 1/2."""
+    x = mp.findroot(lambda v: mp.log(mp.erfc(v)) + t * t, t)
+    return x / t
+
+
 TABLES = [
+    Table("ErfinvSmall", "erfinv(y) / y in z = y^2, |y| <= 1/2", erfinv_small, 0.0, 0.25, 4),
+    Table("ErfcinvMid", "erfcinv(q) / t in t = sqrt(-log q), 1e-16 <= q <= 1/2", erfcinv_tail, 0.83, 6.1, 32),
+    Table("ErfcinvTail", "erfcinv(q) / t in t = sqrt(-log q), q <= 1e-16 (t <= 27.3)", erfcinv_tail, 6.0, 27.3, 16),
     Table("AtanCorrection", "(atan(t) - t) / t^3 in z = t^2, |t| <= 7/16", atan_correction, 0.0, (7 / 16) ** 2, 1),
     Table("ErfSmall", "erf(x) / x in z = x^2, 0 <= z <= 1/4", erf_small, 0.0, 0.25, 1),
     Table("ErfcxMid", "erfcx(x) in w = 4 / (4 + x), 1/2 <= x <= 50", erfcx_of_w, 4 / 54, 4 / 4.5, 64),

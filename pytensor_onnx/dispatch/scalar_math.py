@@ -10,6 +10,7 @@ Other float dtypes are computed in float64 and rounded back. Special values
 
 import pytensor.scalar.math as psm
 
+from pytensor_onnx import compat
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.scalar import cast_all, float_recipe, out_dtype, require_float
 
@@ -17,6 +18,8 @@ for _scalar_op, _recipe in [
     (psm.Erf, "erf"),
     (psm.Erfc, "erfc"),
     (psm.Erfcx, "erfcx"),
+    (psm.Erfinv, "erfinv"),
+    (psm.Erfcinv, "erfcinv"),
     (psm.Gamma, "gamma"),
     (psm.GammaLn, "gammaln"),
     (psm.Psi, "digamma"),
@@ -25,6 +28,9 @@ for _scalar_op, _recipe in [
     (psm.Log1mexp, "log1mexp"),
 ]:
     onnx_funcify.register(_scalar_op)(float_recipe(_recipe))
+
+if compat.NdtriExp is not None:
+    onnx_funcify.register(compat.NdtriExp)(float_recipe("ndtri_exp"))
 
 
 @onnx_funcify.register(psm.PolyGamma)

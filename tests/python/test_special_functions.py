@@ -18,7 +18,7 @@ import pytensor.tensor as pt
 import pytest
 import scipy.special
 
-from pytensor_onnx import export_function_onnx, export_onnx
+from pytensor_onnx import compat, export_function_onnx, export_onnx
 from pytensor_onnx.testing import compare_onnx_and_py
 
 from helpers import ALL_DTYPES, onnx_function_names, run_model
@@ -128,6 +128,20 @@ CASES = {
         _unary(np.concatenate([TINY, MODERATE, signed(around([0.5, 50.0])), RNG.uniform(-26, 60, 200),
                                log_uniform(1, 308, 100), [-26.6, -27.0], SPECIALS])),
     ),
+    "erfinv": Case(
+        pt.erfinv,
+        _unary(np.concatenate([TINY, RNG.uniform(-1, 1, 400), signed(1 - log_uniform(-16, -1, 100)),
+                               signed(around([0.5])), [1.0, -1.0, 1.5, -2.0], SPECIALS])),
+        small=[np.array([0.0, 0.25, -0.5, 0.9, 1.0, -1.0, 0.999, 0.1])],
+    ),
+    "erfcinv": Case(
+        pt.erfcinv,
+        # Normal q only: SciPy loses accuracy on subnormal q (erfcinv(5e-324)
+        # is inf there, 27.213 here); test_subnormal_erfcinv checks those.
+        _unary(np.concatenate([log_uniform(-307, -1, 200), RNG.uniform(0, 2, 400), 2 - log_uniform(-16, -1, 100),
+                               around([0.5, 1.5]), [0.0, 2.0, -1.0, 3.0, 1.0], SPECIALS])),
+        small=[np.array([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 0.001, 1.999])],
+    ),
     "gammaln": Case(
         pt.gammaln,
         _unary(np.concatenate([log_uniform(-300, 305, 200), RNG.uniform(0, 10, 300), around([1.0, 2.0, 8.0]),
@@ -165,6 +179,16 @@ CASES = {
         small=[np.array([0, 1, 2, 3, 1, 2, 4, 1]), np.array([0.5, 1.0, 2.0, 3.0, 7.0, 10.0, 100.0, -0.5])],
     ),
 }
+
+
+if compat.NdtriExp is not None:  # PyTensor 3.x only
+    # (Not -log(2) itself: SciPy gives 0 there, the exact value is 2.9e-17.)
+    CASES["ndtri_exp"] = Case(
+        pt.ndtri_exp,
+        _unary(np.concatenate([-log_uniform(-300, 300, 300), RNG.uniform(-50, 0, 200), around([np.log(0.25), np.log(0.75)]),
+                               [-729.0, -730.0, -1e308, 1.0, 0.0, -0.0, -INF, NAN]])),
+        small=[np.array([-0.0, -0.5, -1.0, -2.0, -0.1, -7.0, -10.0, -100.0])],
+    )
 
 
 def _integer_inputs(name):
@@ -306,6 +330,8 @@ GRADIENTS = {
     "erf": (pt.erf, RNG.uniform(-4, 4, 20)),
     "erfc": (pt.erfc, RNG.uniform(-4, 4, 20)),
     "erfcx": (pt.erfcx, RNG.uniform(-4, 30, 20)),
+    "erfinv": (pt.erfinv, RNG.uniform(-0.99, 0.99, 20)),
+    "erfcinv": (pt.erfcinv, RNG.uniform(0.01, 1.99, 20)),
     "gamma": (pt.gamma, RNG.uniform(0.1, 20, 20)),
     "gammaln": (pt.gammaln, RNG.uniform(0.1, 50, 20)),
     "psi": (pt.psi, RNG.uniform(0.1, 50, 20)),
@@ -336,3 +362,16 @@ def test_polygamma_gradient():
     x = pt.dvector("x")
     out = pt.polygamma(2, x)
     compare_onnx_and_py([x], [pytensor.grad(out.sum(), x)], [RNG.uniform(0.1, 9, 20)], rtol=1e-11)
+
+
+def test_subnormal_erfcinv():
+    # Against mpmath: the root of log erfc(x) = log q for q below 2.2e-308.
+    import mpmath
+
+    mpmath.mp.dps = 40
+    q = np.array([5e-324, 1e-320, 3.2e-316, 1e-310, 2e-308])
+    want = [float(mpmath.findroot(lambda v: mpmath.log(mpmath.erfc(v)) - mpmath.log(mpmath.mpf(v_q)), 27))
+            for v_q in q]
+    x = pt.dvector("x")
+    fn = pytensor.function([x], pt.erfcinv(x), mode="ONNX")
+    np.testing.assert_allclose(fn(q), want, rtol=1e-15)

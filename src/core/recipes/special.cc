@@ -74,6 +74,73 @@ Value* erfcx_core(const Ew& f, Value* x) {
   return f.where(f.lt(a, 0.5), small, f.where(f.lt(x, 0.0), negative, positive));
 }
 
+// Inverses: erfinv(y) = y T(y^2) for |y| <= 1/2; otherwise through
+// erfcinv(q) of q = 1 - |y| (exact for |y| >= 1/2) as t T(t) with
+// t = sqrt(-log q), in two tables (q down to 1e-16, and below, to the
+// smallest subnormal).
+Value* erfinv_small(const Ew& f, Value* y) { return f.mul(y, f.table(f.sqr(y), kErfinvSmall)); }
+
+// erfcinv(q) for 0 < q <= 1/2, from minus_log_q = -log(q).
+Value* erfcinv_from_log(const Ew& f, Value* minus_log_q) {
+  Value* t = f.sqrt(minus_log_q);
+  Value* x = f.mul(t, f.where(f.lt(t, 6.0), f.table(t, kErfcinvMid), f.table(t, kErfcinvTail)));
+  return f.where(f.eq(minus_log_q, kInf), kInf, x);
+}
+
+Value* erfinv_core(const Ew& f, Value* y) {
+  Value* a = f.abs(y);
+  Value* tail = f.mul(f.sign(y), erfcinv_from_log(f, f.neg(f.log(f.sub(1.0, a)))));
+  Value* r = f.where(f.le(a, 0.5), erfinv_small(f, y), tail);
+  return f.where(f.gt(a, 1.0), kNaN, r);
+}
+
+Value* erfcinv_core(const Ew& f, Value* q) {
+  // Around q = 1: -erfinv(q - 1), exact for 1/2 <= q <= 3/2.
+  Value* middle = erfinv_small(f, f.sub(1.0, q));
+  Value* upper = f.neg(erfcinv_from_log(f, f.neg(f.log(f.sub(2.0, q)))));  // erfcinv(q) = -erfcinv(2 - q)
+  Value* lower = erfcinv_from_log(f, f.neg(f.log(q)));
+  Value* r = f.where(f.lt(q, 0.5), lower, f.where(f.gt(q, 1.5), upper, middle));
+  return f.where(f.or_(f.lt(q, 0.0), f.gt(q, 2.0)), kNaN, r);
+}
+
+// erfcinv(q) from minus_log_q = -log(q) beyond the tables (q below the
+// smallest double, reachable only through a logarithm): the fixed point of
+// x^2 = t^2 - log(x sqrt(pi)) + log(sum_k (-1)^k (2k - 1)!! / (2x^2)^k), k <= 7,
+// from erfc's asymptotic series; each step gains a factor 1/(2x^2) < 1e-3.
+Value* erfcinv_asymptotic(const Ew& f, Value* minus_log_q) {
+  constexpr double kLogSqrtPi = 0x1.250d048e7a1bdp-1;
+  Value* x = f.sqrt(minus_log_q);
+  for (int i = 0; i < 6; ++i) {
+    Value* y = f.div(1.0, f.sqr(x));
+    Value* series = f.poly(y, {1.0, -0.5, 0.75, -1.875, 6.5625, -29.53125, 162.421875, -1055.7421875});
+    x = f.sqrt(f.add(f.sub(f.sub(minus_log_q, f.log(x)), kLogSqrtPi), f.log(series)));
+  }
+  return x;
+}
+
+// ndtri(exp(x)), the standard normal quantile of p = exp(x), x <= 0:
+// -sqrt(2) erfcinv(2p) for p < 1/4, with log(2p) = x + log 2 (no underflow
+// for any x); sqrt(2) erfinv(2p - 1) for 1/4 <= p <= 3/4, with
+// 2p - 1 = expm1(x + log 2) (exact near the zero at p = 1/2);
+// sqrt(2) erfcinv(2(1 - p)) above, with 1 - p = -expm1(x).
+Value* ndtri_exp_core(const Ew& f, Value* x) {
+  constexpr double kSqrt2 = 0x1.6a09e667f3bcdp+0;
+  constexpr double kLn2Hi = 0x1.62e42fefa39efp-1;
+  constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;
+  Value* shifted = f.add(f.add(x, kLn2Hi), kLn2Lo);  // x + log 2
+  Value* minus_log_low = f.neg(shifted);
+  Value* low_tail = f.where(f.gt(minus_log_low, 27.0 * 27.0), erfcinv_asymptotic(f, minus_log_low),
+                            erfcinv_from_log(f, minus_log_low));
+  Value* middle = erfinv_small(f, expm1_float64(f.g(), shifted));
+  Value* high_tail = erfcinv_from_log(f, f.neg(f.log(f.mul(expm1_float64(f.g(), x), -2.0))));
+  constexpr double kLogQuarter = -0x1.62e42fefa39efp+0;         // log(1/4)
+  constexpr double kLogThreeQuarters = -0x1.269621134db92p-2;   // log(3/4)
+  Value* r = f.where(f.lt(x, kLogQuarter), f.mul(low_tail, -kSqrt2),
+                     f.where(f.le(x, kLogThreeQuarters), f.mul(middle, kSqrt2), f.mul(high_tail, kSqrt2)));
+  r = f.where(f.eq(x, -kInf), -kInf, r);
+  return f.where(f.gt(x, 0.0), kNaN, r);
+}
+
 // --- gamma family ----------------------------------------------------------
 
 // B_2k / (2k (2k - 1)), k = 1..n: the Stirling series of lgamma.
@@ -281,6 +348,9 @@ std::vector<Value*> unary(const Ew& f, const std::vector<Value*>& x, const Attri
 PYTENSOR_ONNX_FLOAT64_RECIPE(erf, unary<erf_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(erfc, unary<erfc_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(erfcx, unary<erfcx_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(erfinv, unary<erfinv_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(erfcinv, unary<erfcinv_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(ndtri_exp, unary<ndtri_exp_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(gammaln, unary<lgamma_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(gamma, unary<gamma_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(digamma, unary<digamma_core>)
@@ -300,6 +370,9 @@ void add_special_recipes(std::vector<RecipeInfo>& table) {
   add("erf", build_erf, 1, "the error function");
   add("erfc", build_erfc, 1, "1 - erf(x), accurate in the tails");
   add("erfcx", build_erfcx, 1, "exp(x^2) erfc(x)");
+  add("erfinv", build_erfinv, 1, "the inverse of erf");
+  add("erfcinv", build_erfcinv, 1, "the inverse of erfc");
+  add("ndtri_exp", build_ndtri_exp, 1, "ndtri(exp(x)), the normal quantile of exp(x)");
   add("gammaln", build_gammaln, 1, "log |Gamma(x)| (SciPy's gammaln)");
   add("gamma", build_gamma, 1, "Gamma(x)");
   add("digamma", build_digamma, 1, "digamma (psi), the derivative of log Gamma");
