@@ -21,6 +21,7 @@ versions themselves.
 | scalar ``Deg2Rad``, ``Rad2Deg``, ``Angle``, ``ComplexFromPolar`` | exist | not checked | removed (``deg2rad``, ``angle`` are graphs) |
 | scalar ``GammaU``, ``GammaL``, ``Iv`` | exist | not checked | removed |
 | scalar ``NdtriExp`` | absent | not checked | exists |
+| scalar ``XlogX``, ``XlogY0`` (``tensor.xlogx``) | exist | not checked | removed (graphs of ``special.xlogy``) |
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import pytensor.scalar.math as _scalar_math
 import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.subtensor as _subtensor
+import pytensor.tensor.xlogx as _xlogx
 from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.basic import Join, Split
 from pytensor.tensor.special import LogSoftmax, Softmax
@@ -68,7 +70,9 @@ GammaL = getattr(_scalar_math, "GammaL", None)
 Iv = getattr(_scalar_math, "Iv", None)
 NdtriExp = getattr(_scalar_math, "NdtriExp", None)
 
-_LINE_SPECIFIC_SCALAR_OPS = ("Deg2Rad", "Rad2Deg", "Angle", "ComplexFromPolar", "GammaU", "GammaL", "Iv", "NdtriExp")
+_LINE_SPECIFIC_SCALAR_OPS = (
+    "Deg2Rad", "Rad2Deg", "Angle", "ComplexFromPolar", "GammaU", "GammaL", "Iv", "NdtriExp", "XlogX", "XlogY0",
+)
 
 
 def line_specific_scalar_ops() -> tuple[type, ...]:
@@ -193,3 +197,9 @@ def _has_module(name: str) -> bool:
 
 
 SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE = _has_module("pytensor.scan.rewriting.inner_graph")
+
+
+#: The scalar ``XlogX``/``XlogY0`` ops of ``pytensor.tensor.xlogx`` (2.38);
+#: ``None`` on lines where ``xlogx``/``xlogy0`` build graphs of other ops.
+XlogX = getattr(_xlogx, "XlogX", None)
+XlogY0 = getattr(_xlogx, "XlogY0", None)

@@ -8,6 +8,7 @@ Other float dtypes are computed in float64 and rounded back. Special values
 (poles, infinities, NaN) follow SciPy, which PyTensor's implementations call.
 """
 
+import numpy as np
 import pytensor.scalar.math as psm
 
 from pytensor_onnx import compat
@@ -40,3 +41,24 @@ def _polygamma(op, node, g, n, x):
     dtype = out_dtype(node)
     require_float(op, node, dtype)
     return g.recipe("polygamma", *cast_all(g, [n, x], dtype))
+
+
+def _x_times_log_zero_at_zero(op, node, g, x, y):
+    # PyTensor's XlogX/XlogY0: 0 where x == 0 (whatever y is, NaN too),
+    # x * log(y) elsewhere.
+    dtype = out_dtype(node)
+    require_float(op, node, dtype)
+    x, y = cast_all(g, [x, y], dtype)
+    zero = g.const(np.zeros((), dtype=dtype))
+    return g.op("Where", g.op("Equal", x, zero), zero, g.op("Mul", x, g.op("Log", y)))
+
+
+if compat.XlogX is not None:
+
+    @onnx_funcify.register(compat.XlogX)
+    def _xlogx(op, node, g, x):
+        return _x_times_log_zero_at_zero(op, node, g, x, x)
+
+    @onnx_funcify.register(compat.XlogY0)
+    def _xlogy0(op, node, g, x, y):
+        return _x_times_log_zero_at_zero(op, node, g, x, y)

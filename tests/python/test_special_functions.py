@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
+import pytensor.tensor.special
+import pytensor.tensor.xlogx
 import pytest
 import scipy.special
 
@@ -375,3 +377,23 @@ def test_subnormal_erfcinv():
     x = pt.dvector("x")
     fn = pytensor.function([x], pt.erfcinv(x), mode="ONNX")
     np.testing.assert_allclose(fn(q), want, rtol=1e-15)
+
+
+# x log x and x log y with 0 where x is 0: scalar ops XlogX/XlogY0 on
+# PyTensor 2.38, graphs of special.xlogy on 3.x.
+_XLOGY = getattr(pytensor.tensor.special, "xlogy", None) or pytensor.tensor.xlogx.xlogy0
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8"])
+def test_xlogx_and_xlogy0(dtype):
+    x, y = pt.vector("x", dtype=dtype), pt.vector("y", dtype=dtype)
+    if dtype.startswith("float"):
+        xs = np.array([0.0, 0.0, 0.0, 1e-300, 0.5, 2.0, -1.0, 3.0, NAN, INF, 0.0], dtype=dtype)
+        ys = np.array([0.0, NAN, INF, 1e-300, 0.3, 3.0, 2.0, -1.0, 1.0, 2.0, -1.0], dtype=dtype)
+    else:
+        xs, ys = np.array([0, 0, 1, 2, 7], dtype=dtype), np.array([0, 5, 0, 3, 9], dtype=dtype)
+    rtol = 1e-12 if dtype in ("float64", "int64") else 1e-6
+    compare_onnx_and_py([x, y], [pytensor.tensor.xlogx.xlogx(x), _XLOGY(x, y)], [xs, ys], rtol=rtol)
+    gx = pytensor.grad(pytensor.tensor.xlogx.xlogx(x).sum(), x) if dtype.startswith("float") else None
+    if gx is not None:
+        compare_onnx_and_py([x], [gx], [RNG.uniform(0.1, 5, 10).astype(dtype)], rtol=rtol)
