@@ -62,3 +62,43 @@ if compat.XlogX is not None:
     @onnx_funcify.register(compat.XlogY0)
     def _xlogy0(op, node, g, x, y):
         return _x_times_log_zero_at_zero(op, node, g, x, y)
+
+
+for _scalar_op, _recipe in [(psm.I0, "i0"), (psm.I1, "i1")]:
+    onnx_funcify.register(_scalar_op)(float_recipe(_recipe))
+
+
+def _bessel_order(op, node, v):
+    """The order of Ive/Iv when it is a constant 0 or 1 everywhere, else NotImplementedError."""
+    values = v.constant_value
+    if values is not None:
+        values = np.unique(np.asarray(values))
+        if values.size == 1 and values[0] in (0, 1):
+            return int(values[0])
+    raise NotImplementedError(
+        f"{type(op).__name__} (node: {node}): only orders 0 and 1 given as constants convert "
+        "(general orders need recipes not written yet)"
+    )
+
+
+def _bessel_rule(scaled):
+    def rule(op, node, g, v, x):
+        dtype = out_dtype(node)
+        require_float(op, node, dtype)
+        order = _bessel_order(op, node, v)
+        (x,) = cast_all(g, [x], dtype)
+        result = g.recipe(f"i{order}e" if scaled else f"i{order}", x)
+        if scaled:  # SciPy's ive (AMOS) is NaN at +-inf, where the limit is 0
+            nan = g.const(np.full((), np.nan, dtype=dtype))
+            result = g.op("Where", g.op("IsInf", x), nan, result)
+        # The output has the broadcast shape of v and x: where v's constant
+        # adds dimensions, an all-true Where broadcasts without arithmetic.
+        true = g.const(np.ones(np.shape(v.constant_value), dtype=bool))
+        return g.op("Where", true, result, result)
+
+    return rule
+
+
+onnx_funcify.register(psm.Ive)(_bessel_rule(scaled=True))
+if compat.Iv is not None:
+    onnx_funcify.register(compat.Iv)(_bessel_rule(scaled=False))

@@ -180,6 +180,28 @@ CASES = {
         atol=1e-14,  # n = 0 is digamma, with its negative zeros
         small=[np.array([0, 1, 2, 3, 1, 2, 4, 1]), np.array([0.5, 1.0, 2.0, 3.0, 7.0, 10.0, 100.0, -0.5])],
     ),
+    # SciPy's i0 and i1 overflow from 709.78 (exp(x) first); the recipes
+    # stay finite up to 713.98 (test_bessel_near_overflow).
+    "i0": Case(
+        pt.i0,
+        _unary(np.concatenate([TINY, MODERATE, signed(around([8.0])), signed(RNG.uniform(8, 709, 200)),
+                               signed([714.0, 1e300]), SPECIALS])),
+    ),
+    "i1": Case(
+        pt.i1,
+        _unary(np.concatenate([TINY, MODERATE, signed(around([8.0])), signed(RNG.uniform(8, 709, 200)),
+                               signed([714.0, 1e300]), SPECIALS])),
+    ),
+    # SciPy's ive (AMOS) gives NaN from |x| ~ 1.1e9 on; the recipe's values
+    # there are checked against the asymptotic expansion in test_ive_huge.
+    "ive_0": Case(lambda x: pt.ive(0, x), _unary(np.concatenate([TINY, MODERATE, signed(around([8.0])),
+                                                                 signed(log_uniform(1, 9, 100)), SPECIALS]))),
+    "ive_1": Case(lambda x: pt.ive(1, x), _unary(np.concatenate([TINY, MODERATE, signed(around([8.0])),
+                                                                 signed(log_uniform(1, 9, 100)), SPECIALS]))),
+    # SciPy's iv (AMOS, PyTensor 2.38's Iv) flushes I1(x) ~ x / 2 to 0 below
+    # |x| ~ 1e-150: hence the absolute tolerance.
+    "iv_1": Case(lambda x: pt.iv(1, x), _unary(np.concatenate([TINY, MODERATE, signed(RNG.uniform(8, 700, 100)),
+                                                               SPECIALS])), atol=1e-150),
 }
 
 
@@ -335,6 +357,7 @@ GRADIENTS = {
     "erfinv": (pt.erfinv, RNG.uniform(-0.99, 0.99, 20)),
     "erfcinv": (pt.erfcinv, RNG.uniform(0.01, 1.99, 20)),
     "gamma": (pt.gamma, RNG.uniform(0.1, 20, 20)),
+    "i0": (pt.i0, RNG.uniform(-20, 20, 20)),
     "gammaln": (pt.gammaln, RNG.uniform(0.1, 50, 20)),
     "psi": (pt.psi, RNG.uniform(0.1, 50, 20)),
     "tri_gamma": (pt.tri_gamma, RNG.uniform(0.1, 50, 20)),
@@ -397,3 +420,42 @@ def test_xlogx_and_xlogy0(dtype):
     gx = pytensor.grad(pytensor.tensor.xlogx.xlogx(x).sum(), x) if dtype.startswith("float") else None
     if gx is not None:
         compare_onnx_and_py([x], [gx], [RNG.uniform(0.1, 5, 10).astype(dtype)], rtol=rtol)
+
+
+def test_bessel_orders_other_than_constant_0_and_1_raise():
+    v, x = pt.dvector("v"), pt.dvector("x")
+    with pytest.raises(NotImplementedError, match="Ive.*only orders 0 and 1"):
+        pytensor.function([v, x], pt.ive(v, x), mode="ONNX")
+    with pytest.raises(NotImplementedError, match="Ive.*only orders 0 and 1"):
+        pytensor.function([x], pt.ive(2, x), mode="ONNX")
+    # Hence I1's gradient, (I0 + I2) / 2, does not convert yet.
+    with pytest.raises(NotImplementedError, match="only orders 0 and 1"):
+        pytensor.function([x], pytensor.grad(pt.i1(x).sum(), x), mode="ONNX")
+
+
+def test_ive_broadcasts_a_constant_order():
+    x = pt.dvector("x")
+    out = pt.ive(np.zeros((2, 1)), x)
+    compare_onnx_and_py([x], [out], [RNG.uniform(-20, 20, 5)], rtol=1e-12)
+
+
+def test_ive_huge():
+    # sqrt(2 pi x) ive(v, x) = 1 - (4v^2 - 1) / (8x) + O(1/x^2).
+    x = pt.dvector("x")
+    values = np.array([2e9, 1e12, 1e20, 1e100, 1e300])
+    fn = pytensor.function([x], [pt.ive(0, x), pt.ive(1, x)], mode="ONNX")
+    got0, got1 = fn(values)
+    scale = 1 / np.sqrt(2 * np.pi * values)
+    np.testing.assert_allclose(got0, scale * (1 + 1 / (8 * values)), rtol=1e-14)
+    np.testing.assert_allclose(got1, scale * (1 - 3 / (8 * values)), rtol=1e-14)
+
+
+def test_bessel_near_overflow():
+    import mpmath
+
+    mpmath.mp.dps = 30
+    x = pt.dvector("x")
+    values = np.array([709.5, 711.0, 713.0, 713.9, -713.9])
+    got0, got1 = pytensor.function([x], [pt.i0(x), pt.i1(x)], mode="ONNX")(values)
+    np.testing.assert_allclose(got0, [float(mpmath.besseli(0, v)) for v in values], rtol=1e-13)
+    np.testing.assert_allclose(got1, [float(mpmath.besseli(1, v)) for v in values], rtol=1e-13)

@@ -330,6 +330,38 @@ Value* polygamma_core(const Ew& f, Value* n, Value* x) {
   return f.where(f.or_(f.lt(n, 0.0), f.not_(f.is_integer(n))), kNaN, r);
 }
 
+// --- modified Bessel functions of orders 0 and 1 ---------------------------
+
+// exp(-|x|) I0(x), exp(-|x|) I1(x): tables in |x| up to 8 (I1 / x there, so
+// I1 keeps its sign and relative accuracy at tiny x), and beyond in
+// w = 8 / |x| of sqrt(|x|) exp(-|x|) I_v (smooth, tending to 1/sqrt(2 pi)).
+Value* bessel_large_scaled(const Ew& f, Value* a, const PiecewiseTable& table) {
+  return f.div(f.table(f.div(8.0, a), table), f.sqrt(a));
+}
+
+Value* i0e_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  return f.where(f.le(a, 8.0), f.table(a, kI0eSmall), bessel_large_scaled(f, a, kI0eLarge));
+}
+
+Value* i1e_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* large = f.mul(f.sign(x), bessel_large_scaled(f, a, kI1eLarge));
+  return f.where(f.le(a, 8.0), f.mul(x, f.table(a, kI1eSmallOverX)), large);
+}
+
+// I_v(x) = exp(|x|) ive(x), with exp(|x|) applied as two halves so the
+// result is finite up to where I_v itself overflows (|x| ~ 713.9).
+Value* unscale_bessel(const Ew& f, Value* x, Value* scaled) {
+  Value* a = f.abs(x);
+  Value* half = f.exp(f.mul(a, 0.5));
+  return f.mul(f.mul(scaled, half), half);
+}
+
+// At +-inf this is 0 * inf = NaN, as in SciPy (cephes' i0 and i1).
+Value* i0_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i0e_core(f, x)); }
+Value* i1_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i1e_core(f, x)); }
+
 template <Value* (*Core)(const Ew&, Value*, Value*)>
 std::vector<Value*> binary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
   return {Core(f, x[0], x[1])};
@@ -356,6 +388,10 @@ PYTENSOR_ONNX_FLOAT64_RECIPE(gamma, unary<gamma_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(digamma, unary<digamma_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(trigamma, unary<trigamma_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(polygamma, binary<polygamma_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i0, unary<i0_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i1, unary<i1_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i0e, unary<i0e_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i1e, unary<i1e_core>)
 
 #undef PYTENSOR_ONNX_FLOAT64_RECIPE
 
@@ -378,6 +414,10 @@ void add_special_recipes(std::vector<RecipeInfo>& table) {
   add("digamma", build_digamma, 1, "digamma (psi), the derivative of log Gamma");
   add("trigamma", build_trigamma, 1, "trigamma, the derivative of digamma");
   add("polygamma", build_polygamma, 2, "polygamma(n, x), the n-th derivative of digamma (n integer-valued)");
+  add("i0", build_i0, 1, "the modified Bessel function of the first kind of order 0");
+  add("i1", build_i1, 1, "the modified Bessel function of the first kind of order 1");
+  add("i0e", build_i0e, 1, "exp(-|x|) I0(x)");
+  add("i1e", build_i1e, 1, "exp(-|x|) I1(x)");
 }
 
 }  // namespace pytensor_onnx::recipes
