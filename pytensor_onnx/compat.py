@@ -17,6 +17,7 @@ versions themselves.
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
 | Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
+| ``RandomVariable(..., return_next_rng=True)`` | absent (draws only) | not checked | returns ``(next_rng, draws)``; warns without it |
 | ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 | scalar ``Deg2Rad``, ``Rad2Deg``, ``Angle``, ``ComplexFromPolar`` | exist | not checked | removed (``deg2rad``, ``angle`` are graphs) |
 | scalar ``GammaU``, ``GammaL``, ``Iv`` | exist | not checked | removed |
@@ -27,6 +28,7 @@ versions themselves.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 
 import pytensor
 import pytensor.scalar.basic as _scalar_basic
@@ -37,6 +39,7 @@ import pytensor.tensor.subtensor as _subtensor
 import pytensor.tensor.xlogx as _xlogx
 from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.basic import Join, Split
+from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.special import LogSoftmax, Softmax
 
 #: The installed PyTensor version string (for messages and metadata only).
@@ -203,3 +206,16 @@ SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE = _has_module("pytensor.scan.rewriting.inner
 #: ``None`` on lines where ``xlogx``/``xlogy0`` build graphs of other ops.
 XlogX = getattr(_xlogx, "XlogX", None)
 XlogY0 = getattr(_xlogx, "XlogY0", None)
+
+
+#: Whether calling a RandomVariable can return its next RNG with the draws
+#: (``return_next_rng=True``, 3.3+; 2.38 returns the draws only, and 3.3 warns
+#: when the next RNG stays hidden).
+RV_RETURNS_NEXT_RNG = "return_next_rng" in inspect.signature(RandomVariable.__call__).parameters
+
+
+def random_draws(rv, *params, **kwargs):
+    """``(next_rng, draws)`` of ``rv(*params, **kwargs)`` on every line."""
+    if RV_RETURNS_NEXT_RNG:
+        return rv(*params, return_next_rng=True, **kwargs)
+    return tuple(rv(*params, **kwargs).owner.outputs)

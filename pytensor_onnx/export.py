@@ -242,8 +242,10 @@ def export_function_onnx(
     """Export a compiled ``pytensor.function`` (any mode) to an ONNX model.
 
     The function's explicit inputs become graph inputs; its shared variables
-    are baked in with the values the function currently holds. Updates are not
-    part of the model (an ONNX model is a pure function of its inputs).
+    are baked in with the values the function currently holds, except random
+    generators, which become ``uint64[2]`` seed inputs (docs/semantics.md).
+    Updates are not part of the model (an ONNX model is a pure function of
+    its inputs).
     ``inline_functions`` as in :func:`export_onnx`.
     """
     maker = getattr(fn, "maker", None)

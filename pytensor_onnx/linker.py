@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy as np
 from pytensor.link.basic import Container, JITLinker
 from pytensor.scalar.basic import ScalarType
+from pytensor.tensor.random.type import RandomType
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -258,6 +259,9 @@ class _SessionRunner:
             name for name, var in zip(self.names, fgraph.inputs) if isinstance(var.type, ScalarType)
         }
         self.scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
+        # RNGs: NumPy Generators in PyTensor, uint64 [seed, counter] states in ONNX
+        self.rng_inputs = {name for name, var in zip(self.names, fgraph.inputs) if isinstance(var.type, RandomType)}
+        self.rng_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, RandomType)]
         self.baked = bakeable_inputs(fgraph)
         self.containers = {i: _versioned(fgraph.inputs[i].container) for i in self.baked}
         self.base_model = onnx.load_from_string(linker.onnx_model_bytes) if self.baked else None
@@ -352,22 +356,28 @@ class _SessionRunner:
         feeds = tuple((self.names[i], self.cells[i]) for i in fed)
         out_cells, out_names = self.out_cells, self.out_names
         scalar_inputs, scalar_outputs = self.scalar_inputs, self.scalar_outputs
+        rng_inputs, rng_outputs = self.rng_inputs, self.rng_outputs
         names, fgraph, cells = self.names, self.fgraph, self.cells
 
         def fail(exc):
             args = [cell[0] for cell in cells]
             raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
 
-        if scalar_inputs or scalar_outputs:
+        if scalar_inputs or scalar_outputs or rng_inputs or rng_outputs:
+            from pytensor_onnx.dispatch.random import rng_state, state_generator
 
             def run_once():
                 feed = {name: np.asarray(cell[0]) if name in scalar_inputs else cell[0] for name, cell in feeds}
+                for name in rng_inputs:
+                    feed[name] = rng_state(feed[name])
                 try:
                     results = run(out_names, feed, None)
                 except Exception as exc:
                     fail(exc)
                 for i in scalar_outputs:
                     results[i] = results[i][()]
+                for i in rng_outputs:
+                    results[i] = state_generator(results[i])
                 for cell, value in zip(out_cells, results):
                     cell[0] = value
                 return results
