@@ -21,6 +21,10 @@ versions themselves.
 | Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
 | ``RandomVariable(..., return_next_rng=True)`` | absent (draws only) | not checked | returns ``(next_rng, draws)``; warns without it |
 | ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
+| scalar ``Deg2Rad``, ``Rad2Deg``, ``Angle``, ``ComplexFromPolar`` | exist | not checked | removed (``deg2rad``, ``angle`` are graphs) |
+| scalar ``GammaU``, ``GammaL``, ``Iv`` | exist | not checked | removed |
+| scalar ``NdtriExp`` | absent | not checked | exists |
+| scalar ``XlogX``, ``XlogY0`` (``tensor.xlogx``) | exist | not checked | removed (graphs of ``special.xlogy``) |
 """
 
 from __future__ import annotations
@@ -29,10 +33,13 @@ import importlib.util
 import inspect
 
 import pytensor
+import pytensor.scalar.basic as _scalar_basic
+import pytensor.scalar.math as _scalar_math
 import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.special as _special
 import pytensor.tensor.subtensor as _subtensor
+import pytensor.tensor.xlogx as _xlogx
 from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.basic import Join, Split
 from pytensor.tensor.random.op import RandomVariable
@@ -57,9 +64,32 @@ AdvancedIncSubtensor1 = getattr(_subtensor, "AdvancedIncSubtensor1", None)
 #: The rank-1 update BLAS op; ``None`` on lines that removed it (3.3+).
 Ger = getattr(_blas, "Ger", None)
 
+#: Scalar Op classes some lines define and others do not (``None`` where
+#: absent): 2.38 has Deg2Rad, Rad2Deg, Angle, ComplexFromPolar, GammaU,
+#: GammaL and Iv; 3.3 has NdtriExp.
+Deg2Rad = getattr(_scalar_basic, "Deg2Rad", None)
+Rad2Deg = getattr(_scalar_basic, "Rad2Deg", None)
+Angle = getattr(_scalar_basic, "Angle", None)
+ComplexFromPolar = getattr(_scalar_basic, "ComplexFromPolar", None)
+GammaU = getattr(_scalar_math, "GammaU", None)
+GammaL = getattr(_scalar_math, "GammaL", None)
+Iv = getattr(_scalar_math, "Iv", None)
+NdtriExp = getattr(_scalar_math, "NdtriExp", None)
+
+_LINE_SPECIFIC_SCALAR_OPS = (
+    "Deg2Rad", "Rad2Deg", "Angle", "ComplexFromPolar", "GammaU", "GammaL", "Iv", "NdtriExp", "XlogX", "XlogY0",
+)
+
+
+def line_specific_scalar_ops() -> tuple[type, ...]:
+    """The line-specific scalar Op classes this PyTensor defines."""
+    found = (globals()[name] for name in _LINE_SPECIFIC_SCALAR_OPS)
+    return tuple(op for op in found if op is not None)
+
+
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "LazyIfElse"})
+LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "LazyIfElse", *_LINE_SPECIFIC_SCALAR_OPS})
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.
@@ -190,6 +220,12 @@ def _has_module(name: str) -> bool:
 
 
 SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE = _has_module("pytensor.scan.rewriting.inner_graph")
+
+
+#: The scalar ``XlogX``/``XlogY0`` ops of ``pytensor.tensor.xlogx`` (2.38);
+#: ``None`` on lines where ``xlogx``/``xlogy0`` build graphs of other ops.
+XlogX = getattr(_xlogx, "XlogX", None)
+XlogY0 = getattr(_xlogx, "XlogY0", None)
 
 
 #: Whether calling a RandomVariable can return its next RNG with the draws

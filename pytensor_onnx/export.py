@@ -118,6 +118,7 @@ class ExportOptions:
     metadata: dict[str, str] = field(default_factory=dict)
     input_docs: object = None
     output_docs: object = None
+    inline_functions: bool = False
 
     def __post_init__(self):
         self.opset_version = _check_opset(self.opset_version)
@@ -127,6 +128,8 @@ class ExportOptions:
         if not isinstance(self.float32, bool):
             raise TypeError(f"float32 must be a bool, got {self.float32!r}")
         self.metadata = _check_string_map(self.metadata, "metadata")
+        if not isinstance(self.inline_functions, bool):
+            raise TypeError(f"inline_functions must be a bool, got {type(self.inline_functions).__name__}")
 
 
 def _check_opset(opset_version) -> int:
@@ -263,6 +266,7 @@ def export_onnx(
     metadata: Mapping[str, str] | None = None,
     input_docs: Mapping[str, str] | Sequence[str] | None = None,
     output_docs: Mapping[str, str] | Sequence[str] | None = None,
+    inline_functions: bool = False,
 ):
     """Export the symbolic graph from ``inputs`` to ``outputs`` as an ONNX model.
 
@@ -301,6 +305,14 @@ def export_onnx(
     input_docs, output_docs
         Documentation of the graph inputs/outputs (their ``doc_string``): a
         mapping by ONNX name, or a list aligned with inputs/outputs.
+    inline_functions
+        Recipes used for what ONNX lacks (special functions, float64 sin/cos,
+        ...) are stored once as model-local functions of the domain
+        ``pytensor_onnx`` (ONNX Runtime inlines them when it loads the
+        model). ``True`` builds every one inline instead, for runtimes
+        without local-function support. Both forms compute the same values.
+        ``float32=True`` always builds them inline (the demotion to float32
+        rewrites the main graph).
 
     Returns
     -------
@@ -312,7 +324,7 @@ def export_onnx(
         raise ValueError("outputs is empty; an ONNX model needs at least one output")
     options = ExportOptions(
         filename, opset_version, model_name, doc_string, optimize, input_names, output_names,
-        external_data, float32, metadata, input_docs, output_docs,
+        external_data, float32, metadata, input_docs, output_docs, inline_functions,
     )
     fgraph, shared_values = _build_fgraph(inputs, outputs)
     return export_fgraph(fgraph, shared_values, options)
@@ -335,6 +347,7 @@ def export_fgraph(fgraph, shared_values, options: ExportOptions, *, rewrites_inc
         optimize=options.optimize,
         input_names=options.input_names,
         output_names=options.output_names,
+        inline_functions=options.inline_functions or options.float32,
     )
     if options.float32:
         converted.builder.demote_float64()
@@ -357,6 +370,7 @@ def export_function_onnx(
     metadata: Mapping[str, str] | None = None,
     input_docs: Mapping[str, str] | Sequence[str] | None = None,
     output_docs: Mapping[str, str] | Sequence[str] | None = None,
+    inline_functions: bool = False,
 ):
     """Export a compiled ``pytensor.function`` (any mode) to an ONNX model.
 
@@ -371,7 +385,7 @@ def export_function_onnx(
         raise TypeError(f"fn must be a compiled pytensor.function, got {type(fn).__name__}")
     options = ExportOptions(
         filename, opset_version, model_name, doc_string, True, input_names, output_names,
-        external_data, float32, metadata, input_docs, output_docs,
+        external_data, float32, metadata, input_docs, output_docs, inline_functions,
     )
     explicit = [inp.variable for inp in maker.inputs if not inp.implicit]
     shared_values = {

@@ -79,7 +79,9 @@ def compare_onnx_and_py(
 
     Also checks the model with ``onnx.checker`` (full check) and, with
     ``check_export``, exports the graph with ``export_onnx`` and checks that
-    the exported model gives the same results in a fresh ONNX Runtime session.
+    the exported model gives the same results in a fresh ONNX Runtime session
+    (and, if it has model-local functions, that the model exported with
+    ``inline_functions=True`` passes the checker and gives identical values).
     With ``optimize=False`` PyTensor's rewrites are skipped on the ONNX side,
     for ops the rewrites would always replace (fill, ViewOp, ...).
 
@@ -121,7 +123,17 @@ def compare_onnx_and_py(
             graph_input.name: _feed_value(var, value)
             for graph_input, var, value in zip(session.get_inputs(), inputs, _explicit_values(graph_inputs, test_inputs))
         }
-        compare(session.run(None, feed), "exported model")
+        exported_results = session.run(None, feed)
+        compare(exported_results, "exported model")
+        if model.functions:
+            # The same model with every function built inline: valid too, and
+            # the same values to the bit.
+            inlined = export_onnx(inputs, outputs, optimize=optimize, inline_functions=True, **kwargs)
+            check_model(inlined)
+            assert not inlined.functions
+            session = ort.InferenceSession(inlined.SerializeToString(), providers=["CPUExecutionProvider"])
+            for i, (got, want) in enumerate(zip(session.run(None, feed), exported_results, strict=True)):
+                np.testing.assert_array_equal(got, want, err_msg=f"model with inlined functions, output {i}")
 
     return fn, (onnx_results if outputs_is_list else onnx_results[0])
 

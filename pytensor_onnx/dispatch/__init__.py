@@ -10,6 +10,7 @@ from pytensor_onnx.dispatch.basic import (
 
 # Register the rules.
 import pytensor_onnx.dispatch.scalar
+import pytensor_onnx.dispatch.scalar_math
 import pytensor_onnx.dispatch.composite
 import pytensor_onnx.dispatch.elemwise
 import pytensor_onnx.dispatch.math

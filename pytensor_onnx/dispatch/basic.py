@@ -118,15 +118,18 @@ def fgraph_to_onnx(
     optimize: bool = True,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
+    inline_functions: bool = False,
 ) -> ConversionResult:
     """Convert a FunctionGraph with ``onnx_funcify`` rules into a C++ GraphBuilder.
 
     With ``shared_as_initializers`` the graph's shared-variable inputs become
     initializers holding ``initializer_values[var]`` (default: their current
     value); otherwise they stay graph inputs (execution mode, so updates work).
+    Recipes (``g.recipe``) become model-local functions unless
+    ``inline_functions``.
     """
     initializer_values = initializer_values or {}
-    g = _core.GraphBuilder(int(opset_version), "pytensor_graph")
+    g = _core.GraphBuilder(int(opset_version), "pytensor_graph", inline_functions=bool(inline_functions))
     taken: set[str] = set()
     graph_inputs = [
         (i, inp)

@@ -5,12 +5,20 @@ dtype NumPy would; where ONNX semantics differ from NumPy's (integer floor
 division, modulo signs, rounding, division by zero, integer powers, mixed
 signed/unsigned comparisons) they build NumPy's result. Dtypes ONNX Runtime
 has no kernel for are handled by the builder (it casts around the kernel).
+
+Functions ONNX lacks or ONNX Runtime has no float64 kernel for (tan, the
+inverse trigonometric and hyperbolic functions, log1p, expm1, ...) are
+recipes of the C++ library (``g.recipe``), accurate to a few ulp in
+float64; other float dtypes are computed in float64 and rounded back.
+Complex values raise NotImplementedError: ONNX Runtime has no complex
+tensors.
 """
 
 import numpy as np
 import pytensor.scalar.basic as ps
 import pytensor.scalar.math as psm
 
+from pytensor_onnx import compat
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
 
 
@@ -82,6 +90,104 @@ for _scalar_op, _onnx_op in [
     (ps.Cos, "Cos"),
 ]:
     onnx_funcify.register(_scalar_op)(_unary(_onnx_op))
+
+
+def require_float(op, node, dtype):
+    if not _is_float(dtype):
+        raise NotImplementedError(
+            f"{type(op).__name__} with output dtype {dtype} (node: {node}): the ONNX rule computes floating results only"
+        )
+
+
+def float_recipe(name):
+    """A rule computing the C++ recipe ``name`` on the inputs cast to the output dtype."""
+
+    def rule(op, node, g, *inputs):
+        dtype = out_dtype(node)
+        require_float(op, node, dtype)
+        return g.recipe(name, *cast_all(g, inputs, dtype))
+
+    return rule
+
+
+for _scalar_op, _recipe in [
+    (ps.Tan, "tan"),
+    (ps.ArcSin, "asin"),
+    (ps.ArcCos, "acos"),
+    (ps.ArcTan, "atan"),
+    (ps.ArcTan2, "atan2"),
+    (ps.Sinh, "sinh"),
+    (ps.Cosh, "cosh"),
+    (ps.ArcSinh, "asinh"),
+    (ps.ArcCosh, "acosh"),
+    (ps.ArcTanh, "atanh"),
+    (ps.Log1p, "log1p"),
+    (ps.Expm1, "expm1"),
+]:
+    onnx_funcify.register(_scalar_op)(float_recipe(_recipe))
+
+
+def _scaled(factor):
+    # NumPy's deg2rad/rad2deg multiply by the rounded constant.
+    def rule(op, node, g, x):
+        dtype = out_dtype(node)
+        return g.op("Mul", g.cast(x, dtype), const(g, factor, dtype))
+
+    return rule
+
+
+if compat.Deg2Rad is not None:
+    onnx_funcify.register(compat.Deg2Rad)(_scaled(np.pi / 180.0))
+if compat.Rad2Deg is not None:
+    onnx_funcify.register(compat.Rad2Deg)(_scaled(180.0 / np.pi))
+
+
+def _no_complex(op, node):
+    for var in [*node.inputs, *node.outputs]:
+        dtype = getattr(var.type, "dtype", "")
+        if dtype.startswith("complex"):
+            raise NotImplementedError(
+                f"{type(op).__name__} on {dtype} (node: {node}): ONNX Runtime has no complex tensors, "
+                "so complex-valued ops cannot be converted"
+            )
+
+
+# The complex ops convert where every value is real (PyTensor's real(),
+# imag() and angle() of a real tensor).
+@onnx_funcify.register(ps.Real)
+@onnx_funcify.register(ps.Conj)
+def _real(op, node, g, x):
+    _no_complex(op, node)
+    return g.cast(x, out_dtype(node))
+
+
+@onnx_funcify.register(ps.Imag)
+def _imag(op, node, g, x):
+    _no_complex(op, node)
+    dtype = out_dtype(node)
+    return g.op("Expand", const(g, 0, dtype), g.op("Shape", x))
+
+
+def _angle(op, node, g, x):
+    # np.angle of a real x: arctan2(0, x), pi for negative x and -0.0.
+    _no_complex(op, node)
+    dtype = out_dtype(node)
+    x = g.cast(x, dtype)
+    return g.recipe("atan2", const(g, 0, dtype), x)
+
+
+if compat.Angle is not None:
+    onnx_funcify.register(compat.Angle)(_angle)
+
+
+@onnx_funcify.register(ps.Complex)
+def _complex(op, node, g, *inputs):
+    _no_complex(op, node)
+    raise NotImplementedError(f"{type(op).__name__} (node: {node}) has no real-valued form")
+
+
+if compat.ComplexFromPolar is not None:
+    onnx_funcify.register(compat.ComplexFromPolar)(_complex)
 
 
 @onnx_funcify.register(ps.Abs)

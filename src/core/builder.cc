@@ -39,8 +39,9 @@ std::string lower_hint(const std::string& op_type) {
 
 }  // namespace
 
-GraphBuilder::GraphBuilder(int opset, std::string graph_name)
-    : opset_(opset), graph_(std::make_shared<Graph>(std::move(graph_name))) {
+GraphBuilder::GraphBuilder(int opset, std::string graph_name, bool use_functions)
+    : opset_(opset), graph_(std::make_shared<Graph>(std::move(graph_name))), context_(std::make_shared<ModelContext>()) {
+  if (use_functions) context_->functions = std::make_shared<FunctionLibrary>();
   if (opset < kMinOpset) {
     throw UnsupportedError("opset " + std::to_string(opset) + " is older than the oldest supported opset " +
                            std::to_string(kMinOpset) + "; use opset_version >= " + std::to_string(kMinOpset));
@@ -52,7 +53,16 @@ GraphBuilder::GraphBuilder(int opset, std::string graph_name)
 }
 
 GraphBuilder::GraphBuilder(GraphBuilder& parent, std::string graph_name)
-    : opset_(parent.opset_), graph_(std::make_shared<Graph>(std::move(graph_name), &parent.graph())) {}
+    : opset_(parent.opset_),
+      graph_(std::make_shared<Graph>(std::move(graph_name), &parent.graph())),
+      context_(parent.context_) {}
+
+GraphBuilder::GraphBuilder(int opset, std::shared_ptr<Graph> graph, std::shared_ptr<ModelContext> context)
+    : opset_(opset), graph_(std::move(graph)), context_(std::move(context)) {}
+
+GraphBuilder GraphBuilder::function_body(const GraphBuilder& caller, std::string name) {
+  return GraphBuilder(caller.opset_, std::make_shared<Graph>(std::move(name)), caller.context_);
+}
 
 Value* GraphBuilder::input(const std::string& name, DType dtype, Shape shape) {
   return graph_->add_input(name, dtype, std::move(shape));
@@ -182,13 +192,13 @@ void GraphBuilder::output(Value* value, const std::string& requested_name, const
 }
 
 void GraphBuilder::require_domain(const std::string& domain, int version) {
-  for (auto& entry : extra_domains_) {
+  for (auto& entry : context_->extra_domains) {
     if (entry.first == domain) {
       entry.second = std::max(entry.second, version);
       return;
     }
   }
-  extra_domains_.emplace_back(domain, version);
+  context_->extra_domains.emplace_back(domain, version);
 }
 
 }  // namespace pytensor_onnx

@@ -11,15 +11,28 @@
 #include <string>
 #include <vector>
 
+#include "functions.h"
 #include "ir.h"
 
 namespace pytensor_onnx {
 
+// What every graph of one model shares (its main graph, If/Loop bodies and
+// function bodies): the model-local functions and the extra opset imports.
+struct ModelContext {
+  std::shared_ptr<FunctionLibrary> functions;  // null: recipes are built inline
+  std::vector<std::pair<std::string, int>> extra_domains;
+};
+
 class GraphBuilder {
  public:
-  explicit GraphBuilder(int opset, std::string graph_name = "main");
+  // With `use_functions`, recipes built through recipe() become model-local
+  // functions (src/core/recipes/as_function.h); without, they are built inline.
+  explicit GraphBuilder(int opset, std::string graph_name = "main", bool use_functions = true);
   // A builder for a subgraph (If/Loop body) that may read values of `parent`.
   GraphBuilder(GraphBuilder& parent, std::string graph_name);
+  // A builder for the body of a model-local function of `caller`'s model: a
+  // graph of its own (it reads only its inputs) at the same opset.
+  static GraphBuilder function_body(const GraphBuilder& caller, std::string name);
 
   int opset() const { return opset_; }
   Graph& graph() { return *graph_; }
@@ -54,14 +67,20 @@ class GraphBuilder {
   // rank of every variable); a main-graph output needs a rank.
   void output(Value* value, const std::string& name, const Shape& declared = std::nullopt);
 
-  // Extra opset imports (custom domains), e.g. {"com.microsoft", 1}.
+  // Extra opset imports (custom domains), e.g. {"com.microsoft", 1}; shared
+  // by all graphs of the model.
   void require_domain(const std::string& domain, int version);
-  const std::vector<std::pair<std::string, int>>& extra_domains() const { return extra_domains_; }
+  const std::vector<std::pair<std::string, int>>& extra_domains() const { return context_->extra_domains; }
+
+  // The model's function library; null when recipes are built inline.
+  FunctionLibrary* functions() const { return context_->functions.get(); }
 
  private:
+  GraphBuilder(int opset, std::shared_ptr<Graph> graph, std::shared_ptr<ModelContext> context);
+
   int opset_;
   std::shared_ptr<Graph> graph_;
-  std::vector<std::pair<std::string, int>> extra_domains_;
+  std::shared_ptr<ModelContext> context_;
 };
 
 }  // namespace pytensor_onnx

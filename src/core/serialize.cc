@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "functions.h"
 #include "onnx_isolated.pb.h"
 #include "opset.h"
 
@@ -89,9 +90,14 @@ void fill_value_info(const Value& v, pb::ValueInfoProto& proto) {
   }
 }
 
-void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* external);
+// Where a graph's constants go: initializers, or Constant nodes (in function
+// bodies, which have no initializers, and in their If/Loop bodies).
+enum class ConstantsAs { kInitializers, kNodes };
 
-void fill_attribute(const Attribute& attr, pb::AttributeProto& proto, ExternalDataWriter* external) {
+void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* external, ConstantsAs constants);
+
+void fill_attribute(const Attribute& attr, pb::AttributeProto& proto, ExternalDataWriter* external,
+                    ConstantsAs constants) {
   proto.set_name(attr.name);
   std::visit(
       [&](const auto& value) {
@@ -119,27 +125,48 @@ void fill_attribute(const Attribute& attr, pb::AttributeProto& proto, ExternalDa
           fill_tensor(value, "", *proto.mutable_t(), nullptr);
         } else {
           proto.set_type(pb::AttributeProto::GRAPH);
-          fill_graph(*value, *proto.mutable_g(), external);
+          fill_graph(*value, *proto.mutable_g(), external, constants);
         }
       },
       attr.value);
 }
 
-void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* external) {
-  proto.set_name(graph.name());
-  for (const Value* in : graph.inputs()) fill_value_info(*in, *proto.add_input());
-  for (const Value* init : graph.initializers()) {
-    fill_tensor(*init->constant, init->name, *proto.add_initializer(), external);
+// The graph's constants as Constant nodes, then its nodes.
+template <class NodeList>
+void fill_nodes(const Graph& graph, NodeList& add_node, ExternalDataWriter* external, ConstantsAs constants) {
+  if (constants == ConstantsAs::kNodes) {
+    for (const Value* init : graph.initializers()) {
+      auto* n = add_node();
+      n->set_op_type("Constant");
+      n->set_name(init->name + "_constant");
+      n->add_output(init->name);
+      auto* attr = n->add_attribute();
+      attr->set_name("value");
+      attr->set_type(pb::AttributeProto::TENSOR);
+      fill_tensor(*init->constant, "", *attr->mutable_t(), nullptr);
+    }
   }
   for (const Node* node : graph.nodes()) {
-    auto* n = proto.add_node();
+    auto* n = add_node();
     n->set_op_type(node->op_type);
     n->set_name(node->name);
     if (!node->domain.empty()) n->set_domain(node->domain);
     for (const Value* in : node->inputs) n->add_input(in ? in->name : "");
     for (const Value* out : node->outputs) n->add_output(out->name);
-    for (const auto& attr : node->attrs.items()) fill_attribute(attr, *n->add_attribute(), external);
+    for (const auto& attr : node->attrs.items()) fill_attribute(attr, *n->add_attribute(), external, constants);
   }
+}
+
+void fill_graph(const Graph& graph, pb::GraphProto& proto, ExternalDataWriter* external, ConstantsAs constants) {
+  proto.set_name(graph.name());
+  for (const Value* in : graph.inputs()) fill_value_info(*in, *proto.add_input());
+  if (constants == ConstantsAs::kInitializers) {
+    for (const Value* init : graph.initializers()) {
+      fill_tensor(*init->constant, init->name, *proto.add_initializer(), external);
+    }
+  }
+  auto add_node = [&] { return proto.add_node(); };
+  fill_nodes(graph, add_node, external, constants);
   for (const Value* out : graph.outputs()) fill_value_info(*out, *proto.add_output());
 }
 
@@ -160,11 +187,39 @@ void add_docs(const std::map<std::string, std::string>& docs, pb::GraphProto& gr
   }
 }
 
+void fill_function(const Function& function, const GraphBuilder& builder, pb::FunctionProto& proto) {
+  proto.set_name(function.name);
+  proto.set_domain(kFunctionDomain);
+  if (!function.doc.empty()) proto.set_doc_string(function.doc);
+  const Graph& body = *function.body;
+  for (const Value* in : body.inputs()) proto.add_input(in->name);
+  for (const Value* out : body.outputs()) proto.add_output(out->name);
+  auto add_node = [&] { return proto.add_node(); };
+  fill_nodes(body, add_node, nullptr, ConstantsAs::kNodes);
+  auto* opset = proto.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(builder.opset());
+  // Bodies may call other functions and use the model's extra domains.
+  auto* own = proto.add_opset_import();
+  own->set_domain(kFunctionDomain);
+  own->set_version(kFunctionDomainVersion);
+  for (const auto& [domain, version] : builder.extra_domains()) {
+    auto* extra = proto.add_opset_import();
+    extra->set_domain(domain);
+    extra->set_version(version);
+  }
+}
+
 }  // namespace
 
 std::string serialize_model(const GraphBuilder& builder, const ModelOptions& options) {
   pb::ModelProto model;
-  model.set_ir_version(ir_version_for_opset(builder.opset()));
+  std::vector<const Function*> functions;
+  if (builder.functions()) functions = functions_called(builder.graph(), *builder.functions());
+  // Model-local functions need IR version 8.
+  constexpr int kFunctionsIrVersion = 8;
+  const int ir_version = ir_version_for_opset(builder.opset());
+  model.set_ir_version(functions.empty() ? ir_version : std::max(ir_version, kFunctionsIrVersion));
   model.set_producer_name(options.producer_name);
   if (!options.producer_version.empty()) model.set_producer_version(options.producer_version);
   if (!options.doc_string.empty()) model.set_doc_string(options.doc_string);
@@ -176,8 +231,14 @@ std::string serialize_model(const GraphBuilder& builder, const ModelOptions& opt
     extra->set_domain(domain);
     extra->set_version(version);
   }
+  if (!functions.empty()) {
+    auto* own = model.add_opset_import();
+    own->set_domain(kFunctionDomain);
+    own->set_version(kFunctionDomainVersion);
+  }
+  for (const Function* function : functions) fill_function(*function, builder, *model.add_functions());
   ExternalDataWriter external(options);
-  fill_graph(builder.graph(), *model.mutable_graph(), &external);
+  fill_graph(builder.graph(), *model.mutable_graph(), &external, ConstantsAs::kInitializers);
   if (!options.graph_name.empty()) model.mutable_graph()->set_name(options.graph_name);
   add_docs(options.value_docs, *model.mutable_graph());
   std::set<std::string> keys;

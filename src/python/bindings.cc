@@ -295,7 +295,14 @@ NB_MODULE(_core, m) {
       });
 
   nb::class_<GraphBuilder>(m, "GraphBuilder", "Builds one ONNX graph at a fixed opset.")
-      .def(nb::init<int, std::string>(), nb::arg("opset"), nb::arg("name") = "main")
+      .def(
+          "__init__",
+          [](GraphBuilder* self, int opset, const std::string& name, bool inline_functions) {
+            new (self) GraphBuilder(opset, name, !inline_functions);
+          },
+          nb::arg("opset"), nb::arg("name") = "main", nb::arg("inline_functions") = false,
+          "A builder of one model. Recipes become model-local functions (domain 'pytensor_onnx') unless "
+          "inline_functions is true, which builds every recipe inline.")
       .def(
           "subgraph", [](GraphBuilder& self, const std::string& name) { return std::make_unique<GraphBuilder>(self, name); },
           nb::arg("name"), nb::keep_alive<0, 1>(), "A builder for an If/Loop body that may read this graph's values.")
@@ -359,11 +366,11 @@ NB_MODULE(_core, m) {
             PassOptions options;
             options.fold_constants = fold;
             options.cse = cse;
-            return optimize_graph(g.graph(), options);
+            return optimize_model(g.graph(), g.functions(), options);
           },
           nb::arg("fold_constants") = true, nb::arg("cse") = true,
           "Run dead-node elimination, constant folding of shape arithmetic, initializer dedup, CSE and "
-          "cast/identity cleanup to a fixed point.")
+          "cast/identity cleanup to a fixed point, on the main graph and every function body.")
       .def(
           "demote_float64",
           [](GraphBuilder& g) { return demote_float64_to_float32(g.graph()); },
@@ -377,6 +384,18 @@ NB_MODULE(_core, m) {
             return total;
           },
           "Bytes held by the main graph's initializers (what decides whether a model needs external data).")
+      .def(
+          "functions",
+          [](const GraphBuilder& g) {
+            std::vector<std::pair<std::string, size_t>> list;
+            if (g.functions()) {
+              for (const Function* f : functions_called(g.graph(), *g.functions())) {
+                list.emplace_back(f->name, f->body->num_nodes());
+              }
+            }
+            return list;
+          },
+          "(name, number of body nodes) of each model-local function the graph calls, callees first.")
       .def("node_types", [](const GraphBuilder& g) {
         std::vector<std::string> types;
         for (const Node* n : g.graph().nodes()) types.push_back(n->op_type);

@@ -57,8 +57,28 @@ def op_types(fn):
 
 
 def onnx_op_types(fn):
-    """The ONNX node types of an ONNX-mode function's model, in graph order."""
-    return [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
+    """The ONNX node types of an ONNX-mode function's model, in graph order.
+
+    A call of a model-local function stands for its body's node types (as
+    with ``export_onnx(..., inline_functions=True)``); ``onnx_function_names``
+    lists the functions.
+    """
+    model = fn.maker.linker.onnx_model
+    bodies = {(f.domain, f.name): f.node for f in model.functions}
+
+    def expand(nodes):
+        types = []
+        for node in nodes:
+            body = bodies.get((node.domain, node.op_type))
+            types.extend(expand(body) if body is not None else [node.op_type])
+        return types
+
+    return expand(model.graph.node)
+
+
+def onnx_function_names(model):
+    """The names of a model's (ModelProto) model-local functions."""
+    return [f.name for f in model.functions]
 
 
 def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=None):

@@ -108,6 +108,11 @@ def _tensor_basic(rng):
     return [n], [pt.arange(n), pt.eye(n), pt.zeros((n, 2))], [np.int64(3)]
 
 
+def _scalar_math(rng):
+    x = pt.vector("x")
+    return [x], [pt.gammaln(x) + pt.erfc(x)], [rng.uniform(0.1, 5, size=4)]
+
+
 CASES = {
     "basic": _basic,
     "blas": _blas,
@@ -118,6 +123,7 @@ CASES = {
     "raise_op": _raise_op,
     "random": _random,
     "scalar": _scalar,
+    "scalar_math": _scalar_math,
     "scan": _scan,
     "shape": _shape,
     "special": _special,

@@ -6,10 +6,13 @@
 namespace pytensor_onnx {
 namespace {
 
-// Random ops draw new numbers on each node; subgraph-carrying nodes are left alone.
-bool is_pure(const Node& node) {
-  if (node.op_type.rfind("Random", 0) == 0 || node.op_type == "Multinomial" || node.op_type == "Bernoulli") {
-    return false;
+// Random ops draw new numbers on each node; subgraph-carrying nodes are left
+// alone; a function call is pure when its body is.
+bool is_pure(const Node& node, const FunctionLibrary* functions) {
+  if (is_random_op(node)) return false;
+  if (node.domain == kFunctionDomain) {
+    const Function* f = functions ? functions->by_name(node.op_type) : nullptr;
+    if (!f || !f->pure) return false;
   }
   for (const auto& attr : node.attrs.items()) {
     if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value)) return false;
@@ -39,11 +42,11 @@ size_t node_key(const Node& node) {
 
 }  // namespace
 
-bool eliminate_common_subexpressions(Graph& graph) {
+bool eliminate_common_subexpressions(Graph& graph, const FunctionLibrary* functions) {
   bool changed = false;
   std::unordered_multimap<size_t, Node*> seen;
   for (Node* node : graph.nodes()) {
-    if (!is_pure(*node)) continue;
+    if (!is_pure(*node, functions)) continue;
     const size_t key = node_key(*node);
     Node* twin = nullptr;
     auto range = seen.equal_range(key);

@@ -35,12 +35,20 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     changed |= remove_redundant_casts_and_identities(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
     changed |= deduplicate_initializers(graph);
-    if (options.cse) changed |= eliminate_common_subexpressions(graph);
+    if (options.cse) changed |= eliminate_common_subexpressions(graph, options.functions);
     changed |= eliminate_dead_nodes(graph);
     if (!changed) break;
     ++sweeps;
   }
   return sweeps;
+}
+
+int optimize_model(Graph& main, const FunctionLibrary* functions, PassOptions options) {
+  options.functions = functions;
+  if (functions) {
+    for (const Function* f : functions->all()) optimize_graph(*f->body, options);
+  }
+  return optimize_graph(main, options);
 }
 
 }  // namespace pytensor_onnx

@@ -1,5 +1,7 @@
 #include "recipes.h"
 
+#include "registry.h"
+
 namespace pytensor_onnx::recipes {
 
 std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string& op_type,
@@ -7,8 +9,10 @@ std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string&
   const bool float64 = !inputs.empty() && inputs[0] && inputs[0]->dtype == DType::Float64;
   // ONNX Runtime before 1.25 has no float64 Cos kernel, and its float64 Sin
   // loses all relative accuracy near multiples of pi (sin(fl(pi)) = 0).
-  if (float64 && op_type == "Sin") return std::vector<Value*>{sin_float64(g, inputs[0])};
-  if (float64 && op_type == "Cos") return std::vector<Value*>{cos_float64(g, inputs[0])};
+  // Through the registry, so that they become model-local functions.
+  if (float64 && op_type == "Sin") return build_recipe_named(g, "sin_float64", inputs, {});
+  if (float64 && op_type == "Cos") return build_recipe_named(g, "cos_float64", inputs, {});
+  if (op_type.rfind("Bitwise", 0) == 0) return bitwise_before_opset18(g, op_type, inputs);
   return std::nullopt;
 }
 

@@ -18,9 +18,23 @@ namespace pytensor_onnx::recipes {
 std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string& op_type,
                                              const std::vector<Value*>& inputs, const Attributes& attrs);
 
+// bitwise.cc: BitwiseAnd/Or/Xor/Not on integers before opset 18 (nullopt
+// for other ops and from opset 18).
+std::optional<std::vector<Value*>> bitwise_before_opset18(GraphBuilder& g, const std::string& op_type,
+                                                          const std::vector<Value*>& inputs);
+
 // trig.cc: sin and cos of a float64 value, accurate to a few ulp over the
 // whole range (relative accuracy near their zeros included).
 Value* sin_float64(GraphBuilder& g, Value* x);
 Value* cos_float64(GraphBuilder& g, Value* x);
+Value* tan_float64(GraphBuilder& g, Value* x);
+// elementary.cc: log1p and expm1 of float64 values (building blocks of the
+// special functions).
+Value* log1p_float64(GraphBuilder& g, Value* x);
+Value* expm1_float64(GraphBuilder& g, Value* x);
+// sin(pi x) and cos(pi x), exact at their zeros (reflection formulas of the
+// gamma family need them near poles).
+Value* sinpi_float64(GraphBuilder& g, Value* x);
+Value* cospi_float64(GraphBuilder& g, Value* x);
 
 }  // namespace pytensor_onnx::recipes

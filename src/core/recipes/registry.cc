@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "as_function.h"
 #include "errors.h"
 
 namespace pytensor_onnx::recipes {
@@ -10,6 +11,9 @@ const std::vector<RecipeInfo>& all_recipes() {
   static const std::vector<RecipeInfo> table = [] {
     std::vector<RecipeInfo> t;
     add_trig_recipes(t);
+    add_elementary_recipes(t);
+    add_special_recipes(t);
+    add_bitwise_recipes(t);
     std::sort(t.begin(), t.end(), [](const RecipeInfo& a, const RecipeInfo& b) { return a.name < b.name; });
     return t;
   }();
@@ -34,6 +38,7 @@ std::vector<Value*> build_recipe_named(GraphBuilder& g, const std::string& name,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) throw BuildError("recipe '" + name + "': input " + std::to_string(i) + " is missing");
   }
+  if (auto call = build_as_function_call(g, *info, inputs, attrs)) return *call;
   return info->build(g, inputs, attrs);
 }
 

@@ -23,6 +23,7 @@ namespace pytensor_onnx::recipes {
 namespace {
 
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+constexpr double kPi = 0x1.921fb54442d18p+1;
 // pi/2 = sum of these, each of the first four with 26 significant bits.
 constexpr double kPiOver2Parts[] = {0x1.921fb50000000p+0, 0x1.110b460000000p-26, 0x1.1a62630000000p-54,
                                     0x1.8a2e030000000p-81, 0x1.c1cd129024e09p-107};
@@ -79,6 +80,48 @@ Value* sin_float64(GraphBuilder& g, Value* x) {
   return f.where(small(f, x), reduced, f.sin_kernel(x));
 }
 
+Value* tan_float64(GraphBuilder& g, Value* x) {
+  const F64 f{g};
+  const Reduced red = reduce(f, x);
+  // tan(r + n pi/2): tan r for even n, -1 / tan r = -cos r / sin r for odd n.
+  Value* reduced = f.where(red.odd, f.op("Neg", {f.op("Div", {red.cos_r, red.sin_r})}),
+                           f.op("Div", {red.sin_r, red.cos_r}));
+  Value* large = f.op("Div", {build_recipe_named(g, "sin_float64", {x}, {})[0],
+                              build_recipe_named(g, "cos_float64", {x}, {})[0]});
+  return f.where(small(f, x), reduced, large);
+}
+
+namespace {
+
+// sin(pi r) and cos(pi r) for |r| <= 1/4 (kernel accurate there), and the
+// quadrant of x = r + n/2.
+Reduced reduce_pi(const F64& f, Value* x) {
+  // n = round(2x) and r = x - n/2 are exact: n/2 is within 1/4 of x.
+  Value* n = f.op("Round", {f.mul(x, f.c(2.0))});
+  Value* r = f.sub(x, f.mul(n, f.c(0.5)));
+  Value* pi_r = f.mul(r, f.c(kPi));
+  Value* q = f.sub(n, f.mul(f.c(4.0), f.op("Floor", {f.mul(n, f.c(0.25))})));
+  Value* parity = f.sub(q, f.mul(f.c(2.0), f.op("Floor", {f.mul(q, f.c(0.5))})));
+  return {f.sin_kernel(pi_r), f.cos_by_half_angle(pi_r), f.op("Equal", {parity, f.c(1.0)}),
+          f.op("GreaterOrEqual", {q, f.c(2.0)})};
+}
+
+}  // namespace
+
+Value* sinpi_float64(GraphBuilder& g, Value* x) {
+  const F64 f{g};
+  const Reduced red = reduce_pi(f, x);
+  Value* magnitude = f.where(red.odd, red.cos_r, red.sin_r);
+  return f.where(red.upper, f.op("Neg", {magnitude}), magnitude);
+}
+
+Value* cospi_float64(GraphBuilder& g, Value* x) {
+  const F64 f{g};
+  const Reduced red = reduce_pi(f, x);
+  Value* magnitude = f.where(red.odd, red.sin_r, red.cos_r);
+  return f.where(f.op("Xor", {red.odd, red.upper}), f.op("Neg", {magnitude}), magnitude);
+}
+
 Value* cos_float64(GraphBuilder& g, Value* x) {
   const F64 f{g};
   const Reduced red = reduce(f, x);
@@ -108,8 +151,18 @@ std::vector<Value*> on_float64(GraphBuilder& g, const std::vector<Value*>& input
 }  // namespace
 
 void add_trig_recipes(std::vector<RecipeInfo>& table) {
-  table.push_back({"sin_float64", on_float64<sin_float64>, 1, 1, "sin of a float64 tensor, a few ulp everywhere"});
-  table.push_back({"cos_float64", on_float64<cos_float64>, 1, 1, "cos of a float64 tensor, a few ulp everywhere"});
+  table.push_back({"sin_float64", on_float64<sin_float64>, 1, 1, "sin of a float64 tensor, a few ulp everywhere",
+                   FunctionUse::kElementwise});
+  table.push_back({"cos_float64", on_float64<cos_float64>, 1, 1, "cos of a float64 tensor, a few ulp everywhere",
+                   FunctionUse::kElementwise});
+  table.push_back({"tan_float64", on_float64<tan_float64>, 1, 1, "tan of a float64 tensor, a few ulp everywhere",
+                   FunctionUse::kElementwise});
+  table.push_back({"sinpi_float64", on_float64<sinpi_float64>, 1, 1,
+                   "sin(pi x) of a float64 tensor, a few ulp everywhere (exact zeros at integers)",
+                   FunctionUse::kElementwise});
+  table.push_back({"cospi_float64", on_float64<cospi_float64>, 1, 1,
+                   "cos(pi x) of a float64 tensor, a few ulp everywhere (exact zeros at half-integers)",
+                   FunctionUse::kElementwise});
 }
 
 }  // namespace pytensor_onnx::recipes

@@ -1,0 +1,104 @@
+"""Special functions of ``pytensor.scalar.math``, applied element-wise.
+
+Every one is a recipe of the C++ library (``src/core/recipes/special.cc``
+and its neighbours): built from standard ONNX ops, accurate to a few ulp in
+float64 over the whole domain (see docs/semantics.md for the measured
+accuracy of each), and stored once per model as a model-local function.
+Other float dtypes are computed in float64 and rounded back. Special values
+(poles, infinities, NaN) follow SciPy, which PyTensor's implementations call.
+"""
+
+import numpy as np
+import pytensor.scalar.math as psm
+
+from pytensor_onnx import compat
+from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.scalar import cast_all, float_recipe, out_dtype, require_float
+
+for _scalar_op, _recipe in [
+    (psm.Erf, "erf"),
+    (psm.Erfc, "erfc"),
+    (psm.Erfcx, "erfcx"),
+    (psm.Erfinv, "erfinv"),
+    (psm.Erfcinv, "erfcinv"),
+    (psm.Gamma, "gamma"),
+    (psm.GammaLn, "gammaln"),
+    (psm.Psi, "digamma"),
+    (psm.TriGamma, "trigamma"),
+    (psm.Softplus, "softplus"),
+    (psm.Log1mexp, "log1mexp"),
+]:
+    onnx_funcify.register(_scalar_op)(float_recipe(_recipe))
+
+if compat.NdtriExp is not None:
+    onnx_funcify.register(compat.NdtriExp)(float_recipe("ndtri_exp"))
+
+
+@onnx_funcify.register(psm.PolyGamma)
+def _polygamma(op, node, g, n, x):
+    # n is an integer tensor; the recipe takes it as a float of x's dtype
+    # (exact: |n| < 2^24 is the only range where polygamma is finite anyway).
+    dtype = out_dtype(node)
+    require_float(op, node, dtype)
+    return g.recipe("polygamma", *cast_all(g, [n, x], dtype))
+
+
+def _x_times_log_zero_at_zero(op, node, g, x, y):
+    # PyTensor's XlogX/XlogY0: 0 where x == 0 (whatever y is, NaN too),
+    # x * log(y) elsewhere.
+    dtype = out_dtype(node)
+    require_float(op, node, dtype)
+    x, y = cast_all(g, [x, y], dtype)
+    zero = g.const(np.zeros((), dtype=dtype))
+    return g.op("Where", g.op("Equal", x, zero), zero, g.op("Mul", x, g.op("Log", y)))
+
+
+if compat.XlogX is not None:
+
+    @onnx_funcify.register(compat.XlogX)
+    def _xlogx(op, node, g, x):
+        return _x_times_log_zero_at_zero(op, node, g, x, x)
+
+    @onnx_funcify.register(compat.XlogY0)
+    def _xlogy0(op, node, g, x, y):
+        return _x_times_log_zero_at_zero(op, node, g, x, y)
+
+
+for _scalar_op, _recipe in [(psm.I0, "i0"), (psm.I1, "i1")]:
+    onnx_funcify.register(_scalar_op)(float_recipe(_recipe))
+
+
+def _bessel_order(op, node, v):
+    """The order of Ive/Iv when it is a constant 0 or 1 everywhere, else NotImplementedError."""
+    values = v.constant_value
+    if values is not None:
+        values = np.unique(np.asarray(values))
+        if values.size == 1 and values[0] in (0, 1):
+            return int(values[0])
+    raise NotImplementedError(
+        f"{type(op).__name__} (node: {node}): only orders 0 and 1 given as constants convert "
+        "(general orders need recipes not written yet)"
+    )
+
+
+def _bessel_rule(scaled):
+    def rule(op, node, g, v, x):
+        dtype = out_dtype(node)
+        require_float(op, node, dtype)
+        order = _bessel_order(op, node, v)
+        (x,) = cast_all(g, [x], dtype)
+        result = g.recipe(f"i{order}e" if scaled else f"i{order}", x)
+        if scaled:  # SciPy's ive (AMOS) is NaN at +-inf, where the limit is 0
+            nan = g.const(np.full((), np.nan, dtype=dtype))
+            result = g.op("Where", g.op("IsInf", x), nan, result)
+        # The output has the broadcast shape of v and x: where v's constant
+        # adds dimensions, an all-true Where broadcasts without arithmetic.
+        true = g.const(np.ones(np.shape(v.constant_value), dtype=bool))
+        return g.op("Where", true, result, result)
+
+    return rule
+
+
+onnx_funcify.register(psm.Ive)(_bessel_rule(scaled=True))
+if compat.Iv is not None:
+    onnx_funcify.register(compat.Iv)(_bessel_rule(scaled=False))

@@ -1,0 +1,423 @@
+// Special functions in float64 from standard ONNX ops: the error function
+// family (erf, erfc, erfcx), the gamma family (lgamma, gamma, digamma,
+// trigamma, polygamma through the Hurwitz zeta function).
+//
+// Approach: smooth pieces are piecewise polynomial tables looked up per
+// element (special_tables.h, generated with mpmath by
+// tools/special_coefficients.py), with the zeros of each function factored
+// out so results keep their relative accuracy near them; tails use
+// asymptotic series (Stirling, de Moivre, Euler-Maclaurin) whose
+// coefficients are exact Bernoulli numbers; negative arguments use the
+// reflection formulas with sin(pi x) reduced exactly (trig.cc). Special
+// values (poles, infinities, NaN) follow SciPy, which PyTensor calls.
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "elementwise.h"
+#include "errors.h"
+#include "loops.h"
+#include "recipes.h"
+#include "registry.h"
+#include "special_tables.h"
+
+namespace pytensor_onnx::recipes {
+namespace {
+
+using namespace tables;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kSqrtPiInv = 0x1.20dd750429b6dp-1;     // 1 / sqrt(pi)
+constexpr double kHalfLog2Pi = 0x1.d67f1c864beb5p-1;     // log(2 pi) / 2
+constexpr double kLogPi = 0x1.250d048e7a1bdp+0;          // log(pi)
+constexpr double kPiSquared = 0x1.3bd3cc9be45dep+3;      // pi^2
+constexpr double kPiValue = 0x1.921fb54442d18p+1;
+
+// --- error function family ---------------------------------------------
+
+// erf(x) for |x| <= 1/2: x * P(x^2).
+Value* erf_small(const Ew& f, Value* x) { return f.mul(x, f.table(f.sqr(x), kErfSmall)); }
+
+// erfcx(x) for x >= 1/2 (other x give values the callers discard): the table
+// in w = 4 / (4 + x) up to 50, the asymptotic series
+// erfcx(x) = 1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2x^2)^k above
+// (at x = 50 the first omitted term is below 1e-18).
+Value* erfcx_positive(const Ew& f, Value* x) {
+  Value* table = f.table(f.div(4.0, f.add(x, 4.0)), kErfcxMid);
+  Value* inv = f.div(1.0, x);
+  Value* y = f.sqr(inv);
+  Value* series = f.poly(y, {1.0, -0.5, 0.75, -1.875, 6.5625, -29.53125, 162.421875});
+  Value* asymptotic = f.mul(f.mul(inv, kSqrtPiInv), series);
+  return f.where(f.lt(x, 50.0), table, asymptotic);
+}
+
+Value* erf_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* tail = f.sub(1.0, f.mul(f.exp_neg_square(a), erfcx_positive(f, a)));
+  return f.where(f.le(a, 0.5), erf_small(f, x), f.mul(f.sign(x), tail));
+}
+
+Value* erfc_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* upper = f.mul(f.exp_neg_square(a), erfcx_positive(f, a));  // erfc(|x|)
+  Value* outer = f.where(f.lt(x, 0.0), f.sub(2.0, upper), upper);
+  return f.where(f.lt(a, 0.5), f.sub(1.0, erf_small(f, x)), outer);
+}
+
+Value* erfcx_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* positive = erfcx_positive(f, a);
+  Value* small = f.mul(f.exp_square(x), f.sub(1.0, erf_small(f, x)));
+  // erfcx(-a) = 2 exp(a^2) - erfcx(a): no cancellation for a >= 1/2.
+  Value* negative = f.sub(f.mul(f.exp_square(a), 2.0), positive);
+  return f.where(f.lt(a, 0.5), small, f.where(f.lt(x, 0.0), negative, positive));
+}
+
+// Inverses: erfinv(y) = y T(y^2) for |y| <= 1/2; otherwise through
+// erfcinv(q) of q = 1 - |y| (exact for |y| >= 1/2) as t T(t) with
+// t = sqrt(-log q), in two tables (q down to 1e-16, and below, to the
+// smallest subnormal).
+Value* erfinv_small(const Ew& f, Value* y) { return f.mul(y, f.table(f.sqr(y), kErfinvSmall)); }
+
+// erfcinv(q) for 0 < q <= 1/2, from minus_log_q = -log(q).
+Value* erfcinv_from_log(const Ew& f, Value* minus_log_q) {
+  Value* t = f.sqrt(minus_log_q);
+  Value* x = f.mul(t, f.where(f.lt(t, 6.0), f.table(t, kErfcinvMid), f.table(t, kErfcinvTail)));
+  return f.where(f.eq(minus_log_q, kInf), kInf, x);
+}
+
+Value* erfinv_core(const Ew& f, Value* y) {
+  Value* a = f.abs(y);
+  Value* tail = f.mul(f.sign(y), erfcinv_from_log(f, f.neg(f.log(f.sub(1.0, a)))));
+  Value* r = f.where(f.le(a, 0.5), erfinv_small(f, y), tail);
+  return f.where(f.gt(a, 1.0), kNaN, r);
+}
+
+Value* erfcinv_core(const Ew& f, Value* q) {
+  // Around q = 1: -erfinv(q - 1), exact for 1/2 <= q <= 3/2.
+  Value* middle = erfinv_small(f, f.sub(1.0, q));
+  Value* upper = f.neg(erfcinv_from_log(f, f.neg(f.log(f.sub(2.0, q)))));  // erfcinv(q) = -erfcinv(2 - q)
+  Value* lower = erfcinv_from_log(f, f.neg(f.log(q)));
+  Value* r = f.where(f.lt(q, 0.5), lower, f.where(f.gt(q, 1.5), upper, middle));
+  return f.where(f.or_(f.lt(q, 0.0), f.gt(q, 2.0)), kNaN, r);
+}
+
+// erfcinv(q) from minus_log_q = -log(q) beyond the tables (q below the
+// smallest double, reachable only through a logarithm): the fixed point of
+// x^2 = t^2 - log(x sqrt(pi)) + log(sum_k (-1)^k (2k - 1)!! / (2x^2)^k), k <= 7,
+// from erfc's asymptotic series; each step gains a factor 1/(2x^2) < 1e-3.
+Value* erfcinv_asymptotic(const Ew& f, Value* minus_log_q) {
+  constexpr double kLogSqrtPi = 0x1.250d048e7a1bdp-1;
+  Value* x = f.sqrt(minus_log_q);
+  for (int i = 0; i < 6; ++i) {
+    Value* y = f.div(1.0, f.sqr(x));
+    Value* series = f.poly(y, {1.0, -0.5, 0.75, -1.875, 6.5625, -29.53125, 162.421875, -1055.7421875});
+    x = f.sqrt(f.add(f.sub(f.sub(minus_log_q, f.log(x)), kLogSqrtPi), f.log(series)));
+  }
+  return x;
+}
+
+// ndtri(exp(x)), the standard normal quantile of p = exp(x), x <= 0:
+// -sqrt(2) erfcinv(2p) for p < 1/4, with log(2p) = x + log 2 (no underflow
+// for any x); sqrt(2) erfinv(2p - 1) for 1/4 <= p <= 3/4, with
+// 2p - 1 = expm1(x + log 2) (exact near the zero at p = 1/2);
+// sqrt(2) erfcinv(2(1 - p)) above, with 1 - p = -expm1(x).
+Value* ndtri_exp_core(const Ew& f, Value* x) {
+  constexpr double kSqrt2 = 0x1.6a09e667f3bcdp+0;
+  constexpr double kLn2Hi = 0x1.62e42fefa39efp-1;
+  constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;
+  Value* shifted = f.add(f.add(x, kLn2Hi), kLn2Lo);  // x + log 2
+  Value* minus_log_low = f.neg(shifted);
+  Value* low_tail = f.where(f.gt(minus_log_low, 27.0 * 27.0), erfcinv_asymptotic(f, minus_log_low),
+                            erfcinv_from_log(f, minus_log_low));
+  Value* middle = erfinv_small(f, expm1_float64(f.g(), shifted));
+  Value* high_tail = erfcinv_from_log(f, f.neg(f.log(f.mul(expm1_float64(f.g(), x), -2.0))));
+  constexpr double kLogQuarter = -0x1.62e42fefa39efp+0;         // log(1/4)
+  constexpr double kLogThreeQuarters = -0x1.269621134db92p-2;   // log(3/4)
+  Value* r = f.where(f.lt(x, kLogQuarter), f.mul(low_tail, -kSqrt2),
+                     f.where(f.le(x, kLogThreeQuarters), f.mul(middle, kSqrt2), f.mul(high_tail, kSqrt2)));
+  r = f.where(f.eq(x, -kInf), -kInf, r);
+  return f.where(f.gt(x, 0.0), kNaN, r);
+}
+
+// --- gamma family ----------------------------------------------------------
+
+// B_2k / (2k (2k - 1)), k = 1..n: the Stirling series of lgamma.
+std::vector<double> stirling_coefficients(size_t n) {
+  std::vector<double> c;
+  for (size_t k = 1; k <= n; ++k) c.push_back(kBernoulli2k[k - 1] / (2.0 * k * (2.0 * k - 1)));
+  return c;
+}
+
+// lgamma(x) for x >= 8: (x - 1/2) log x - x + log(2 pi) / 2 + sum of
+// B_2k / (2k (2k-1) x^(2k-1)); nine terms reach 1e-18 at x = 8.
+Value* lgamma_stirling(const Ew& f, Value* x) {
+  Value* log_x = f.log(x);
+  Value* inv = f.div(1.0, x);
+  Value* correction = f.mul(inv, f.poly(f.sqr(inv), stirling_coefficients(9)));
+  // x (log x - 1) first: finite up to the true overflow of lgamma.
+  Value* main = f.sub(f.mul(x, f.sub(log_x, 1.0)), f.mul(log_x, 0.5));
+  return f.where(f.eq(x, kInf), kInf, f.add(main, f.add(correction, kHalfLog2Pi)));
+}
+
+// lgamma(x) for x > 0.
+Value* lgamma_positive(const Ew& f, Value* x) {
+  // 1 <= x < 8: (x - 1)(x - 2) T(x), exact factors near the zeros 1 and 2.
+  Value* middle = f.mul(f.mul(f.sub(x, 1.0), f.sub(x, 2.0)), f.table(x, kLgammaOverZeros));
+  // 0 < x < 1: lgamma(1 + x) - log x, with lgamma(1 + x) = x (x - 1) T(1 + x)
+  // from the exact x and x - 1 rather than the rounded 1 + x.
+  Value* shifted = f.mul(f.mul(x, f.sub(x, 1.0)), f.table(f.add(x, 1.0), kLgammaOverZeros));
+  Value* below_one = f.sub(shifted, f.log(x));
+  return f.where(f.lt(x, 1.0), below_one, f.where(f.lt(x, 8.0), middle, lgamma_stirling(f, x)));
+}
+
+Value* sinpi(const Ew& f, Value* x) { return build_recipe_named(f.g(), "sinpi_float64", {x}, {})[0]; }
+Value* cospi(const Ew& f, Value* x) { return build_recipe_named(f.g(), "cospi_float64", {x}, {})[0]; }
+
+// Whether x is a pole of the gamma family: an integer <= 0 (-inf too).
+Value* nonpositive_integer(const Ew& f, Value* x) { return f.and_(f.le(x, 0.0), f.is_integer(x)); }
+
+Value* lgamma_core(const Ew& f, Value* x) {
+  // Reflection for x < 0: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x).
+  Value* reflected = f.sub(f.sub(kLogPi, f.log(f.abs(sinpi(f, x)))), lgamma_positive(f, f.sub(1.0, x)));
+  Value* r = f.where(f.gt(x, 0.0), lgamma_positive(f, x), reflected);
+  r = f.where(nonpositive_integer(f, x), kInf, r);
+  return f.where(f.eq(x, -kInf), -kInf, r);  // SciPy's gammaln(-inf)
+}
+
+// Gamma(x) for x > 0 as three factors whose product is Gamma(x) (so that
+// 1 / Gamma can be formed without overflow): below 8, exp(lgamma) (|lgamma|
+// < 9 there, so exp adds no error worth counting; below 1 from
+// Gamma(1 + x) / x); from 8, Stirling's formula
+// sqrt(2 pi) exp(mu(x)) * v * (v exp(-x)) with v = x^(x/2 - 1/4), which
+// ONNX Runtime's Pow gives correctly rounded (exp of a 700-sized lgamma
+// would cost ~700 ulp).
+std::array<Value*, 3> gamma_positive_factors(const Ew& f, Value* x) {
+  Value* below_one = f.div(f.exp(f.mul(f.mul(x, f.sub(x, 1.0)), f.table(f.add(x, 1.0), kLgammaOverZeros))), x);
+  Value* middle = f.exp(f.mul(f.mul(f.sub(x, 1.0), f.sub(x, 2.0)), f.table(x, kLgammaOverZeros)));
+  Value* inv = f.div(1.0, x);
+  Value* mu = f.mul(inv, f.poly(f.sqr(inv), stirling_coefficients(9)));
+  Value* front = f.mul(f.exp(mu), 0x1.40d931ff62705p+1);  // sqrt(2 pi) exp(mu)
+  Value* v = f.op("Pow", {x, f.sub(f.mul(x, 0.5), 0.25)});
+  Value* back = f.mul(v, f.exp(f.neg(x)));
+  Value* large = f.ge(x, 8.0);
+  Value* one = f.c(1.0);
+  return {f.where(large, front, f.where(f.lt(x, 1.0), below_one, middle)), f.where(large, v, one),
+          f.where(large, back, one)};
+}
+
+Value* gamma_core(const Ew& f, Value* x) {
+  auto [a, b, c] = gamma_positive_factors(f, x);
+  Value* positive = f.mul(f.mul(a, b), c);
+  // Reflection: Gamma(x) = pi / (sin(pi x) Gamma(1 - x)), divided factor by
+  // factor; beyond 1 - x = 200 it underflows to a signed zero.
+  auto [ra, rb, rc] = gamma_positive_factors(f, f.sub(1.0, x));
+  Value* s = sinpi(f, x);
+  Value* reflected = f.div(f.div(f.div(f.div(kPiValue, f.mul(s, ra)), rb), rc), 1.0);
+  reflected = f.where(f.lt(x, -200.0), f.mul(s, 0.0), reflected);
+  Value* r = f.where(f.gt(x, 0.0), positive, reflected);
+  r = f.where(f.gt(x, 172.0), kInf, r);  // Gamma overflows from 171.62
+  // SciPy: Gamma(+-0) = +-inf, NaN at negative integers and -inf.
+  Value* zero = f.eq(x, 0.0);
+  Value* signed_inf = f.where(f.lt(f.div(1.0, x), 0.0), -kInf, kInf);
+  r = f.where(f.and_(nonpositive_integer(f, x), f.not_(zero)), kNaN, r);
+  return f.where(zero, signed_inf, r);
+}
+
+// sum_{k=1..n} B_2k y^k / (2k): the asymptotic tail of digamma.
+std::vector<double> digamma_coefficients(size_t n) {
+  std::vector<double> c{0.0};
+  for (size_t k = 1; k <= n; ++k) c.push_back(kBernoulli2k[k - 1] / (2.0 * k));
+  return c;
+}
+
+// digamma(x) for x > 0.
+Value* digamma_positive(const Ew& f, Value* x) {
+  // 1 <= x < 8: (x - x0) T(x) with the positive root x0 = hi + lo.
+  Value* middle = f.mul(f.sub(f.sub(x, kDigammaRootHi), kDigammaRootLo), f.table(x, kDigammaOverRoot));
+  // 0 < x < 1: digamma(1 + x) - 1 / x, with 1 + x - x0 = x - (x0 - 1) exactly.
+  Value* shifted = f.mul(f.sub(f.sub(x, kDigammaRootHi - 1.0), kDigammaRootLo),
+                         f.table(f.add(x, 1.0), kDigammaOverRoot));
+  Value* below_one = f.sub(shifted, f.div(1.0, x));
+  // x >= 8: log x - 1 / (2x) - sum B_2k / (2k x^2k); ten terms reach 1e-17.
+  Value* inv = f.div(1.0, x);
+  Value* large = f.sub(f.sub(f.log(x), f.mul(inv, 0.5)), f.poly(f.sqr(inv), digamma_coefficients(10)));
+  return f.where(f.lt(x, 1.0), below_one, f.where(f.lt(x, 8.0), middle, large));
+}
+
+Value* digamma_core(const Ew& f, Value* x) {
+  // Reflection: digamma(x) = digamma(1 - x) - pi cos(pi x) / sin(pi x).
+  Value* cot = f.div(cospi(f, x), sinpi(f, x));
+  Value* reflected = f.sub(digamma_positive(f, f.sub(1.0, x)), f.mul(cot, kPiValue));
+  Value* r = f.where(f.gt(x, 0.0), digamma_positive(f, x), reflected);
+  // SciPy: psi(+-0) = -+inf, NaN at negative integers and -inf.
+  Value* zero = f.eq(x, 0.0);
+  Value* signed_inf = f.where(f.lt(f.div(1.0, x), 0.0), kInf, -kInf);
+  r = f.where(nonpositive_integer(f, x), kNaN, r);
+  return f.where(zero, signed_inf, r);
+}
+
+// trigamma(x) for x > 0.
+Value* trigamma_positive(const Ew& f, Value* x) {
+  Value* middle = f.table(x, kTrigamma);
+  Value* below_one = f.add(f.table(f.add(x, 1.0), kTrigamma), f.div(1.0, f.sqr(x)));
+  // x >= 8: (1 + 1/(2x) + sum B_2k / x^2k) / x; twelve terms reach 1e-17.
+  Value* inv = f.div(1.0, x);
+  std::vector<double> c{1.0};
+  for (size_t k = 1; k <= 12; ++k) c.push_back(kBernoulli2k[k - 1]);
+  Value* large = f.mul(inv, f.add(f.poly(f.sqr(inv), c), f.mul(inv, 0.5)));
+  return f.where(f.lt(x, 1.0), below_one, f.where(f.lt(x, 8.0), middle, large));
+}
+
+Value* trigamma_core(const Ew& f, Value* x) {
+  // Reflection: trigamma(x) = pi^2 / sin^2(pi x) - trigamma(1 - x).
+  Value* reflected = f.sub(f.div(kPiSquared, f.sqr(sinpi(f, x))), trigamma_positive(f, f.sub(1.0, x)));
+  Value* r = f.where(f.gt(x, 0.0), trigamma_positive(f, x), reflected);
+  // SciPy's polygamma(1, x): inf at the poles and at -inf.
+  return f.where(nonpositive_integer(f, x), kInf, r);
+}
+
+// Hurwitz zeta(s, q) for s > 1 and real q (SciPy's zeta): the terms
+// (q + k)^-s up to a = q + k >= s + 10 are summed (one Loop step each;
+// negative non-integer q takes ceil(s + 10 - q) steps, capped at 2^22), then
+// the Euler-Maclaurin tail at a with twelve Bernoulli terms (their ratio
+// (s + 2j)^2 / (2 pi a)^2 stays below 1/30 for a >= s + 10).
+Value* hurwitz_zeta(const Ew& f, Value* s, Value* q) {
+  constexpr int64_t kMaxSteps = int64_t{1} << 22;
+  LoopResult shifted = elementwise_loop(
+      f.g(), {f.mul(q, 0.0), q, s}, kMaxSteps,
+      [](GraphBuilder& body, Value*, const std::vector<Value*>& state) {
+        const Ew b(body, DType::Float64);
+        Value *sum = state[0], *a = state[1], *s_ = state[2];
+        Value* limit = b.add(s_, 10.0);
+        Value* below = b.lt(a, limit);
+        Value* term = b.where(below, b.op("Pow", {a, b.neg(s_)}), 0.0);
+        Value* next_a = b.add(a, b.where(below, 1.0, 0.0));
+        Value* done = b.or_(b.not_(b.lt(next_a, limit)), b.isinf(next_a));
+        return LoopStep{{b.add(sum, term), next_a, s_}, done};
+      },
+      "zeta_shift");
+  Value* sum = shifted.state[0];
+  Value* a = shifted.state[1];
+  Value* a_s = f.op("Pow", {a, f.neg(s)});  // a^-s
+  Value* tail = f.add(f.div(f.mul(a_s, a), f.sub(s, 1.0)), f.mul(a_s, 0.5));
+  // sum_j B_2j / (2j)! * s (s + 1) ... (s + 2j - 2) / a^(2j - 1), times a^-s.
+  Value* factor = f.div(s, a);
+  Value* inv_a2 = f.div(1.0, f.sqr(a));
+  Value* series = nullptr;
+  double factorial = 2.0;  // (2j)!
+  for (int j = 1; j <= 12; ++j) {
+    Value* term = f.mul(factor, kBernoulli2k[j - 1] / factorial);
+    series = series ? f.add(series, term) : term;
+    factor = f.mul(f.mul(factor, f.mul(f.add(s, 2.0 * j - 1), f.add(s, 2.0 * j))), inv_a2);
+    factorial *= (2.0 * j + 1) * (2.0 * j + 2);
+  }
+  Value* zeta = f.add(sum, f.add(tail, f.mul(a_s, series)));
+  zeta = f.where(f.not_(shifted.converged), kNaN, zeta);
+  return f.where(f.eq(q, -kInf), kInf, zeta);
+}
+
+// SciPy's polygamma(n, x): digamma for n = 0, (-1)^(n+1) n! zeta(n + 1, x)
+// for n >= 1, NaN for n < 0.
+Value* polygamma_core(const Ew& f, Value* n, Value* x) {
+  Value* s = f.add(n, 1.0);
+  auto [ga, gb, gc] = gamma_positive_factors(f, s);
+  Value* magnitude = f.mul(f.mul(f.mul(ga, gb), gc), hurwitz_zeta(f, s, x));
+  Value* odd = f.eq(f.sub(n, f.mul(f.floor(f.mul(n, 0.5)), 2.0)), 1.0);
+  Value* r = f.where(odd, magnitude, f.neg(magnitude));
+  r = f.where(f.eq(n, 0.0), digamma_core(f, x), r);
+  return f.where(f.or_(f.lt(n, 0.0), f.not_(f.is_integer(n))), kNaN, r);
+}
+
+// --- modified Bessel functions of orders 0 and 1 ---------------------------
+
+// exp(-|x|) I0(x), exp(-|x|) I1(x): tables in |x| up to 8 (I1 / x there, so
+// I1 keeps its sign and relative accuracy at tiny x), and beyond in
+// w = 8 / |x| of sqrt(|x|) exp(-|x|) I_v (smooth, tending to 1/sqrt(2 pi)).
+Value* bessel_large_scaled(const Ew& f, Value* a, const PiecewiseTable& table) {
+  return f.div(f.table(f.div(8.0, a), table), f.sqrt(a));
+}
+
+Value* i0e_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  return f.where(f.le(a, 8.0), f.table(a, kI0eSmall), bessel_large_scaled(f, a, kI0eLarge));
+}
+
+Value* i1e_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* large = f.mul(f.sign(x), bessel_large_scaled(f, a, kI1eLarge));
+  return f.where(f.le(a, 8.0), f.mul(x, f.table(a, kI1eSmallOverX)), large);
+}
+
+// I_v(x) = exp(|x|) ive(x), with exp(|x|) applied as two halves so the
+// result is finite up to where I_v itself overflows (|x| ~ 713.9).
+Value* unscale_bessel(const Ew& f, Value* x, Value* scaled) {
+  Value* a = f.abs(x);
+  Value* half = f.exp(f.mul(a, 0.5));
+  return f.mul(f.mul(scaled, half), half);
+}
+
+// At +-inf this is 0 * inf = NaN, as in SciPy (cephes' i0 and i1).
+Value* i0_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i0e_core(f, x)); }
+Value* i1_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i1e_core(f, x)); }
+
+template <Value* (*Core)(const Ew&, Value*, Value*)>
+std::vector<Value*> binary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
+  return {Core(f, x[0], x[1])};
+}
+
+template <Value* (*Core)(const Ew&, Value*)>
+std::vector<Value*> unary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
+  return {Core(f, x[0])};
+}
+
+#define PYTENSOR_ONNX_FLOAT64_RECIPE(name, core)                                                      \
+  std::vector<Value*> build_##name(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& a) { \
+    return in_float64(g, #name, in, a, core);                                                          \
+  }
+
+PYTENSOR_ONNX_FLOAT64_RECIPE(erf, unary<erf_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(erfc, unary<erfc_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(erfcx, unary<erfcx_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(erfinv, unary<erfinv_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(erfcinv, unary<erfcinv_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(ndtri_exp, unary<ndtri_exp_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(gammaln, unary<lgamma_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(gamma, unary<gamma_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(digamma, unary<digamma_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(trigamma, unary<trigamma_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(polygamma, binary<polygamma_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i0, unary<i0_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i1, unary<i1_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i0e, unary<i0e_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(i1e, unary<i1e_core>)
+
+#undef PYTENSOR_ONNX_FLOAT64_RECIPE
+
+}  // namespace
+
+void add_special_recipes(std::vector<RecipeInfo>& table) {
+  constexpr auto kEw = FunctionUse::kElementwise;
+  const char* any_float = " (float inputs, computed in float64)";
+  auto add = [&](const char* name, RecipeFn fn, size_t n_inputs, const std::string& doc) {
+    table.push_back({name, fn, n_inputs, n_inputs, doc + any_float, kEw});
+  };
+  add("erf", build_erf, 1, "the error function");
+  add("erfc", build_erfc, 1, "1 - erf(x), accurate in the tails");
+  add("erfcx", build_erfcx, 1, "exp(x^2) erfc(x)");
+  add("erfinv", build_erfinv, 1, "the inverse of erf");
+  add("erfcinv", build_erfcinv, 1, "the inverse of erfc");
+  add("ndtri_exp", build_ndtri_exp, 1, "ndtri(exp(x)), the normal quantile of exp(x)");
+  add("gammaln", build_gammaln, 1, "log |Gamma(x)| (SciPy's gammaln)");
+  add("gamma", build_gamma, 1, "Gamma(x)");
+  add("digamma", build_digamma, 1, "digamma (psi), the derivative of log Gamma");
+  add("trigamma", build_trigamma, 1, "trigamma, the derivative of digamma");
+  add("polygamma", build_polygamma, 2, "polygamma(n, x), the n-th derivative of digamma (n integer-valued)");
+  add("i0", build_i0, 1, "the modified Bessel function of the first kind of order 0");
+  add("i1", build_i1, 1, "the modified Bessel function of the first kind of order 1");
+  add("i0e", build_i0e, 1, "exp(-|x|) I0(x)");
+  add("i1e", build_i1e, 1, "exp(-|x|) I1(x)");
+}
+
+}  // namespace pytensor_onnx::recipes
