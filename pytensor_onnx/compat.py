@@ -15,11 +15,19 @@ versions themselves.
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| linear-algebra Ops | modules ``nlinalg``/``slinalg`` | | package ``pytensor.tensor.linalg`` (``nlinalg``/``slinalg`` deprecated aliases) |
+| ``Eigh`` props | ``UPLO`` ("L"/"U") | | ``lower`` (bool), ``driver`` |
+| ``EighGrad``/``EigvalshGrad`` Ops | exist | | removed (gradients are graphs) |
+| tridiagonal LU Ops | absent | | ``LUFactorTridiagonal``/``SolveLUFactorTridiagonal`` |
+| ``Lstsq`` | ``Op`` with inputs ``(a, b, rcond)``, outputs ``(x, residuals, rank, s)`` | | same |
 """
 
 from __future__ import annotations
 
+import importlib
+
 import pytensor
+import pytensor.tensor.linalg as _linalg
 import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.subtensor as _subtensor
@@ -40,7 +48,66 @@ Ger = getattr(_blas, "Ger", None)
 
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger"})
+LINE_SPECIFIC_OPS = frozenset(
+    {
+        "AdvancedSubtensor1",
+        "AdvancedIncSubtensor1",
+        "Ger",
+        "EighGrad",
+        "EigvalshGrad",
+        "LUFactorTridiagonal",
+        "SolveLUFactorTridiagonal",
+    }
+)
+
+#: Whether linear algebra is the package ``pytensor.tensor.linalg`` (3.3+;
+#: ``nlinalg``/``slinalg`` are deprecated aliases that warn) rather than the
+#: modules ``nlinalg`` and ``slinalg`` (2.38).
+LINALG_IS_PACKAGE = hasattr(_linalg, "__path__")
+
+_LINALG_SUBMODULES = (
+    "decomposition.cholesky",
+    "decomposition.eigen",
+    "decomposition.lu",
+    "decomposition.qr",
+    "decomposition.svd",
+    "inverse",
+    "products",
+    "summary",
+    "constructors",
+    "solvers.core",
+    "solvers.general",
+    "solvers.triangular",
+    "solvers.psd",
+    "solvers.lstsq",
+    "solvers.tridiagonal",
+)
+
+
+def linalg_op_class(name: str):
+    """The linear-algebra Op class ``name`` where this line defines it, else ``None``."""
+    if LINALG_IS_PACKAGE:
+        found = getattr(_linalg, name, None)
+        for sub in _LINALG_SUBMODULES:
+            if found is not None:
+                break
+            try:
+                module = importlib.import_module(f"pytensor.tensor.linalg.{sub}")
+            except ImportError:
+                continue
+            found = getattr(module, name, None)
+        return found
+    import pytensor.tensor.nlinalg as nlinalg
+    import pytensor.tensor.slinalg as slinalg
+
+    return getattr(nlinalg, name, None) or getattr(slinalg, name, None)
+
+
+def eigh_lower(op) -> bool:
+    """Whether an ``Eigh``/``EighGrad``/``Eigvalsh`` Op reads the lower triangle."""
+    if hasattr(op, "UPLO"):
+        return op.UPLO == "L"
+    return bool(getattr(op, "lower", True))
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.

@@ -1,0 +1,129 @@
+"""Rules for PyTensor's NumPy-style linear algebra (``pytensor.tensor.nlinalg``
+on 2.38, the ``pytensor.tensor.linalg`` package on 3.3) and the diagonal Ops
+of ``pytensor.tensor.basic`` (ExtractDiag, AllocDiag).
+
+Inverse, Det and SLogDet come from one LU recipe with partial pivoting, as
+NumPy's LAPACK calls do; see slinalg.py for the conventions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pytensor.tensor.basic import AllocDiag, ExtractDiag
+
+from pytensor_onnx.compat import linalg_op_class
+from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.blockwise import batch_capable
+from pytensor_onnx.dispatch.shape import guarded, int64_const
+from pytensor_onnx.dispatch.slinalg import output_dtype, square
+
+MatrixInverse = linalg_op_class("MatrixInverse")
+Det = linalg_op_class("Det")
+SLogDet = linalg_op_class("SLogDet")
+
+
+@batch_capable(MatrixInverse)
+@onnx_funcify.register(MatrixInverse)
+def _matrix_inverse(op, node, g, x):
+    inverse, singular = g.recipe("matrix_inverse", square(g, x, node, output_dtype(node)))
+    # numpy.linalg.inv raises LinAlgError("Singular matrix") where getrf finds
+    # an exactly zero pivot; ONNX Runtime fails the run there.
+    not_singular = g.op("Not", singular)
+    return guarded(g, not_singular, inverse)
+
+
+@batch_capable(Det)
+@onnx_funcify.register(Det)
+def _det(op, node, g, x):
+    return g.recipe("det", square(g, x, node, output_dtype(node)))
+
+
+@batch_capable(SLogDet)
+@onnx_funcify.register(SLogDet)
+def _slogdet(op, node, g, x):
+    sign, log_abs = g.recipe("slogdet", square(g, x, node, output_dtype(node)))
+    return sign, log_abs
+
+
+# --------------------------------------------------------------------------
+# Diagonals (pytensor.tensor.basic)
+# --------------------------------------------------------------------------
+
+
+def _size(g, x, axis: int):
+    """Size of ``axis``: a Python int when static, else a 0-D int64 Value."""
+    size = x.shape[axis] if x.shape is not None else None
+    if isinstance(size, int):
+        return size
+    return g.op("Gather", g.op("Shape", x), int64_const(g, axis % x.rank), axis=0)
+
+
+def _scalar(g, value):
+    return int64_const(g, value) if isinstance(value, int) else value
+
+
+def _diagonal_length(g, rows, cols, offset: int):
+    """max(0, min(rows - max(0, -offset), cols - max(0, offset)))."""
+    row_start, col_start = max(0, -offset), max(0, offset)
+    if isinstance(rows, int) and isinstance(cols, int):
+        return max(0, min(rows - row_start, cols - col_start))
+    left = g.op("Sub", _scalar(g, rows), int64_const(g, row_start))
+    right = g.op("Sub", _scalar(g, cols), int64_const(g, col_start))
+    return g.op("Max", g.op("Min", left, right), int64_const(g, 0))
+
+
+def _range(g, start: int, length):
+    return g.op("Range", int64_const(g, start), g.op("Add", _scalar(g, length), int64_const(g, start)), int64_const(g, 1))
+
+
+@onnx_funcify.register(ExtractDiag)
+def _extract_diag(op, node, g, x):
+    rank = x.rank
+    axis1, axis2 = op.axis1 % rank, op.axis2 % rank
+    rest = [a for a in range(rank) if a not in (axis1, axis2)]
+    if [*rest, axis1, axis2] != list(range(rank)):
+        x = g.op("Transpose", x, perm=[*rest, axis1, axis2])
+    offset = op.offset
+    length = _diagonal_length(g, _size(g, x, -2), _size(g, x, -1), offset)
+    rows = _range(g, max(0, -offset), length)
+    cols = _range(g, max(0, offset), length)
+    picked_rows = g.op("Gather", x, rows, axis=rank - 2)  # (..., L, cols)
+    index_shape = g.op(
+        "Concat", g.op("Slice", g.op("Shape", picked_rows), int64_const(g, [0]), int64_const(g, [rank - 1])),
+        int64_const(g, [1]), axis=0,
+    )
+    index = g.op("Expand", g.op("Unsqueeze", cols, axes=[1]), index_shape)
+    return g.op("Squeeze", g.op("GatherElements", picked_rows, index, axis=rank - 1), axes=[rank - 1])
+
+
+@onnx_funcify.register(AllocDiag)
+def _alloc_diag(op, node, g, x):
+    offset = op.offset
+    shift = abs(offset)
+    rank = x.rank
+    length = _size(g, x, -1)
+    size = length + shift if isinstance(length, int) else g.op("Add", length, int64_const(g, shift))
+    index = _range(g, 0, size)
+    rows, cols = g.op("Unsqueeze", index, axes=[1]), g.op("Unsqueeze", index, axes=[0])
+    on_diagonal = g.op("Equal", g.op("Sub", cols, rows), int64_const(g, offset))  # (M, M)
+    # Row r of the result holds x[r - max(0, -offset)] on the diagonal; the
+    # padded copy of x makes every gathered index valid (x may be empty).
+    padded = g.op("Pad", x, int64_const(g, [0] * rank + [0] * (rank - 1) + [shift + 1]), g.const(np.array(0, dtype=x.dtype)))
+    source = g.op("Min", g.op("Max", g.op("Sub", index, int64_const(g, max(0, -offset))), int64_const(g, 0)), _scalar(g, size))
+    by_row = g.op("Unsqueeze", g.op("Gather", padded, source, axis=rank - 1), axes=[rank])  # (..., M, 1)
+    result = g.op("Where", on_diagonal, by_row, g.const(np.array(0, dtype=x.dtype)))
+    axis1, axis2 = op.axis1, op.axis2
+    out_rank = rank + 1
+    if (axis1, axis2) != (out_rank - 2, out_rank - 1):
+        # Result axes: batch axes in order, with the two matrix axes placed at axis1 and axis2.
+        batch = iter(range(rank - 1))
+        perm = []
+        for position in range(out_rank):
+            if position == axis1:
+                perm.append(rank - 1)
+            elif position == axis2:
+                perm.append(rank)
+            else:
+                perm.append(next(batch))
+        result = g.op("Transpose", result, perm=perm)
+    return result

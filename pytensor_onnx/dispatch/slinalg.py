@@ -1,0 +1,179 @@
+"""Rules for PyTensor's SciPy-style linear algebra (``pytensor.tensor.slinalg``
+on 2.38, the ``pytensor.tensor.linalg`` package on 3.3): Cholesky, the
+solvers, LU, and the helpers the other linear-algebra modules share.
+
+The decompositions are recipes of the C++ core (``src/core/recipes/linalg*.cc``)
+built from standard ONNX ops, in the output's dtype (float32 stays float32,
+float64 is never computed in float32). Every rule takes leading batch dims
+(``Blockwise``). Failures follow PyTensor: NaN where LAPACK reports one
+(not positive definite, exactly singular). A non-square matrix, or a right-hand
+side whose rows differ from the matrix's, raises at conversion when the
+shapes are static, else makes ONNX Runtime fail at run time, as PyTensor
+raises there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pytensor_onnx.compat import linalg_op_class
+from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.blockwise import batch_capable
+from pytensor_onnx.dispatch.shape import guarded, int64_const
+
+Cholesky = linalg_op_class("Cholesky")
+SolveTriangular = linalg_op_class("SolveTriangular")
+Solve = linalg_op_class("Solve")
+CholeskySolve = linalg_op_class("CholeskySolve")
+LUFactor = linalg_op_class("LUFactor")
+LU = linalg_op_class("LU")
+PivotToPermutations = linalg_op_class("PivotToPermutations")
+
+
+# --------------------------------------------------------------------------
+# Helpers shared with nlinalg.py
+# --------------------------------------------------------------------------
+
+
+def output_dtype(node, index: int = 0) -> str:
+    return node.outputs[index].type.dtype
+
+
+def _dim(g, x, axis: int):
+    """Size of ``axis`` of ``x``: an int when known, else a 1-D int64 Value."""
+    size = x.shape[axis] if x.shape is not None else None
+    if isinstance(size, int):
+        return size
+    return g.op("Gather", g.op("Shape", x), int64_const(g, [axis % x.rank]), axis=0)
+
+
+def same_sizes(g, x, axis_x: int, y, axis_y: int, what: str, node):
+    """``x`` unchanged, checked to have as many elements on ``axis_x`` as ``y`` on ``axis_y``.
+
+    Static sizes are checked now (ValueError); others make ONNX Runtime fail
+    at run time where they differ.
+    """
+    a, b = _dim(g, x, axis_x), _dim(g, y, axis_y)
+    if isinstance(a, int) and isinstance(b, int):
+        if a != b:
+            raise ValueError(f"{node.op}: {what} ({a} != {b}) in node {node}")
+        return x
+    a = int64_const(g, [a]) if isinstance(a, int) else a
+    b = int64_const(g, [b]) if isinstance(b, int) else b
+    return guarded(g, g.op("Equal", a, b), x)
+
+
+def square(g, x, node, dtype: str):
+    """``x`` cast to ``dtype``, checked to be (stacks of) square matrices."""
+    x = g.cast(x, dtype)
+    return same_sizes(g, x, -1, x, -2, "expected square matrices", node)
+
+
+def solve_operands(g, node, a, b, b_ndim: int):
+    """``a`` and ``b`` of a solve: square ``a``, ``b`` with as many rows, both in the output dtype."""
+    dtype = output_dtype(node)
+    a = square(g, a, node, dtype)
+    b = g.cast(b, dtype)
+    b = same_sizes(g, b, -b_ndim, a, -1, "b's rows must match a's size", node)
+    return a, b
+
+
+# --------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------
+
+
+@batch_capable(Cholesky)
+@onnx_funcify.register(Cholesky)
+def _cholesky(op, node, g, x):
+    # PyTensor returns NaN everywhere where potrf fails (on_error="raise" is
+    # a separate CheckAndRaise node).
+    return g.recipe("cholesky", square(g, x, node, output_dtype(node)), lower=int(op.lower))
+
+
+@batch_capable(SolveTriangular)
+@onnx_funcify.register(SolveTriangular)
+def _solve_triangular(op, node, g, a, b):
+    a, b = solve_operands(g, node, a, b, op.b_ndim)
+    return g.recipe(
+        "solve_triangular",
+        a,
+        b,
+        lower=int(op.lower),
+        trans=int(getattr(op, "trans", 0) in (1, "T", True)),
+        unit_diagonal=int(op.unit_diagonal),
+        b_ndim=op.b_ndim,
+    )
+
+
+@batch_capable(Solve)
+@onnx_funcify.register(Solve)
+def _solve(op, node, g, a, b):
+    a, b = solve_operands(g, node, a, b, op.b_ndim)
+    return g.recipe("solve", a, b, assume_a=op.assume_a, lower=int(op.lower), b_ndim=op.b_ndim)
+
+
+@batch_capable(CholeskySolve)
+@onnx_funcify.register(CholeskySolve)
+def _cholesky_solve(op, node, g, c, b):
+    c, b = solve_operands(g, node, c, b, op.b_ndim)
+    return g.recipe("cholesky_solve", c, b, lower=int(op.lower), b_ndim=op.b_ndim)
+
+
+@batch_capable(LUFactor)
+@onnx_funcify.register(LUFactor)
+def _lu_factor(op, node, g, a):
+    a = square(g, a, node, output_dtype(node))
+    packed, pivots, _, singular = g.recipe("lu_factor", a)
+    # getrf's info > 0 (an exactly zero pivot): PyTensor returns NaN factors.
+    return nan_where(g, singular, packed, core_rank=2), g.cast(pivots, output_dtype(node, 1))
+
+
+def nan_where(g, flag, x, core_rank: int):
+    """``x`` with NaN in the core matrices (or vectors) whose ``flag`` (batch dims only) is true."""
+    if core_rank:
+        flag = g.op("Unsqueeze", flag, axes=list(range(flag.rank, flag.rank + core_rank)))
+    return g.op("Where", flag, g.const(np.array(np.nan, dtype=x.dtype)), x)
+
+
+@batch_capable(PivotToPermutations)
+@onnx_funcify.register(PivotToPermutations)
+def _pivot_to_permutations(op, node, g, pivots):
+    return g.recipe("pivot_to_permutation", pivots, inverse=int(op.inverse))
+
+
+@batch_capable(LU)
+@onnx_funcify.register(LU)
+def _lu(op, node, g, a):
+    """scipy.linalg.lu: ``a = P @ L @ U`` (``p_indices``: ``a = L[p] @ U``;
+    ``permute_l``: ``(P @ L, U)``)."""
+    dtype = output_dtype(node, len(node.outputs) - 1)
+    a = square(g, a, node, dtype)
+    packed, _, perm, _ = g.recipe("lu_factor", a)
+    n = _dim(g, a, -1)
+    n_value = int64_const(g, n) if isinstance(n, int) else g.op("Squeeze", n, axes=[0])
+    index = g.op("Range", int64_const(g, 0), n_value, int64_const(g, 1))
+    rows = g.op("Unsqueeze", index, axes=[1])
+    cols = g.op("Unsqueeze", index, axes=[0])
+    zero, one = g.const(np.array(0, dtype=dtype)), g.const(np.array(1, dtype=dtype))
+    lower = g.op("Where", g.op("Greater", rows, cols), packed, g.op("Where", g.op("Equal", rows, cols), one, zero))
+    upper = g.op("Where", g.op("LessOrEqual", rows, cols), packed, zero)
+    # P A = L U with (P A)[i] = A[perm[i]], so A = P^T L U: P^T[perm[i], i] = 1,
+    # and A = L[inv] U with inv the inverse permutation of perm.
+    perm_rows = g.op("Unsqueeze", perm, axes=[-1])  # (..., n, 1)
+    p_matrix = g.cast(g.op("Equal", perm_rows, cols), dtype)  # P: P[i, perm[i]] = 1
+    p_transposed = _swap_last2(g, p_matrix)
+    if op.permute_l:
+        return g.op("MatMul", p_transposed, lower), upper
+    if op.p_indices:
+        # p = argsort(perm): p[perm[i]] = i.
+        positions = g.op("Expand", index, g.op("Shape", perm))
+        inverse = g.op("ScatterElements", g.op("Mul", positions, int64_const(g, 0)), perm, positions, axis=-1)
+        return g.cast(inverse, output_dtype(node, 0)), lower, upper
+    return g.cast(p_transposed, output_dtype(node, 0)), lower, upper
+
+
+def _swap_last2(g, x):
+    perm = list(range(x.rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return g.op("Transpose", x, perm=perm)
