@@ -103,6 +103,26 @@ def linalg_op_class(name: str):
     return getattr(nlinalg, name, None) or getattr(slinalg, name, None)
 
 
+def solve_splitting_rewriters():
+    """PyTensor's helpers that split a ``Solve`` into a reusable decomposition
+    and a solve step: ``(split_decomposition_and_solve_steps,
+    split_non_sequence_decomposition_and_solve_in_scan)``, or ``(None, None)``
+    on a line without them. They live in ``pytensor.tensor.rewriting.linalg.solvers``
+    (3.3) or ``pytensor.tensor._linalg.solve.rewriting`` (2.38), where PyTensor
+    registers its own variants (and JAX's, which leave tridiagonal matrices out).
+    """
+    for name in ("pytensor.tensor.rewriting.linalg.solvers", "pytensor.tensor._linalg.solve.rewriting"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        split = getattr(module, "_split_decomp_and_solve_steps", None)
+        in_scan = getattr(module, "_scan_split_non_sequence_decomposition_and_solve", None)
+        if split is not None and in_scan is not None:
+            return split, in_scan
+    return None, None
+
+
 def eigh_lower(op) -> bool:
     """Whether an ``Eigh``/``EighGrad``/``Eigvalsh`` Op reads the lower triangle."""
     if hasattr(op, "UPLO"):

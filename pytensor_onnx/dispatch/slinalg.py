@@ -15,8 +15,12 @@ raises there.
 from __future__ import annotations
 
 import numpy as np
+from pytensor.compile import optdb
+from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
+from pytensor.tensor.blockwise import Blockwise
+from pytensor.tensor.sort import ArgSortOp
 
-from pytensor_onnx.compat import linalg_op_class
+from pytensor_onnx.compat import linalg_op_class, solve_splitting_rewriters
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable
 from pytensor_onnx.dispatch.shape import guarded, int64_const
@@ -177,3 +181,70 @@ def _swap_last2(g, x):
     perm = list(range(x.rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return g.op("Transpose", x, perm=perm)
+
+
+# --------------------------------------------------------------------------
+# ONNX-mode rewrites (tag "onnx")
+# --------------------------------------------------------------------------
+
+_split_solve, _split_solve_in_scan = solve_splitting_rewriters()
+if _split_solve is not None:
+
+    @node_rewriter([Blockwise])
+    def reuse_decomposition_multiple_solves_onnx(fgraph, node):
+        """Solves sharing a matrix share its LU or Cholesky factor (PyTensor's
+        rewrite, without its tridiagonal case: ONNX mode keeps those Solves)."""
+        return _split_solve(fgraph, node, eager=False, allowed_assume_a={"gen", "pos"})
+
+    optdb["specialize"].register(
+        reuse_decomposition_multiple_solves_onnx.__name__,
+        dfs_rewriter(reuse_decomposition_multiple_solves_onnx, ignore_newtrees=True),
+        "onnx",
+        use_db_name_as_tag=False,
+    )
+
+    from pytensor.scan.op import Scan
+    from pytensor.scan.rewriting import scan_seqopt1
+
+    @node_rewriter([Scan])
+    def scan_split_non_sequence_decomposition_and_solve_onnx(fgraph, node):
+        return _split_solve_in_scan(fgraph, node, allowed_assume_a={"gen", "pos"})
+
+    scan_seqopt1.register(
+        scan_split_non_sequence_decomposition_and_solve_onnx.__name__,
+        dfs_rewriter(scan_split_non_sequence_decomposition_and_solve_onnx, ignore_newtrees=True),
+        "onnx",
+        use_db_name_as_tag=False,
+        position=2,
+    )
+
+
+def _core(op):
+    return op.core_op if isinstance(op, Blockwise) else op
+
+
+@node_rewriter([ArgSortOp, Blockwise])
+def argsort_of_pivot_permutation(fgraph, node):
+    """``argsort(pivot_to_permutation(p, inverse=True))`` is
+    ``pivot_to_permutation(p, inverse=False)`` (lu_solve with trans=True
+    builds the former): one recipe instead of a sort."""
+    if not isinstance(_core(node.op), ArgSortOp):
+        return None
+    [perm] = node.inputs[:1]
+    producer = perm.owner
+    if producer is None or not isinstance(_core(producer.op), PivotToPermutations) or not _core(producer.op).inverse:
+        return None
+    if perm.type.ndim != 1 and not isinstance(node.op, Blockwise):
+        return None  # an argsort over the batch: not this pattern
+    pivots = producer.inputs[0]
+    forward = PivotToPermutations(inverse=False)
+    result = Blockwise(forward)(pivots) if pivots.type.ndim > 1 else forward(pivots)
+    return [result.astype(node.outputs[0].type.dtype)]
+
+
+optdb["specialize"].register(
+    argsort_of_pivot_permutation.__name__,
+    dfs_rewriter(argsort_of_pivot_permutation),
+    "onnx",
+    use_db_name_as_tag=False,
+)
