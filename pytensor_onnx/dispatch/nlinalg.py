@@ -13,7 +13,7 @@ from pytensor.tensor.basic import AllocDiag, ExtractDiag
 
 from pytensor_onnx.compat import linalg_op_class
 from pytensor_onnx.dispatch.basic import onnx_funcify
-from pytensor_onnx.dispatch.blockwise import batch_capable
+from pytensor_onnx.dispatch.blockwise import batch_capable, batched_rule
 from pytensor_onnx.dispatch.shape import guarded, int64_const
 from pytensor_onnx.dispatch.slinalg import output_dtype, square
 
@@ -78,12 +78,16 @@ def _range(g, start: int, length):
 
 @onnx_funcify.register(ExtractDiag)
 def _extract_diag(op, node, g, x):
+    return extract_diagonal(g, x, op.axis1, op.axis2, op.offset)
+
+
+def extract_diagonal(g, x, axis1: int, axis2: int, offset: int):
+    """numpy.diagonal(x, offset, axis1, axis2)."""
     rank = x.rank
-    axis1, axis2 = op.axis1 % rank, op.axis2 % rank
+    axis1, axis2 = axis1 % rank, axis2 % rank
     rest = [a for a in range(rank) if a not in (axis1, axis2)]
     if [*rest, axis1, axis2] != list(range(rank)):
         x = g.op("Transpose", x, perm=[*rest, axis1, axis2])
-    offset = op.offset
     length = _diagonal_length(g, _size(g, x, -2), _size(g, x, -1), offset)
     rows = _range(g, max(0, -offset), length)
     cols = _range(g, max(0, offset), length)
@@ -98,7 +102,11 @@ def _extract_diag(op, node, g, x):
 
 @onnx_funcify.register(AllocDiag)
 def _alloc_diag(op, node, g, x):
-    offset = op.offset
+    return alloc_diagonal(g, x, op.axis1, op.axis2, op.offset)
+
+
+def alloc_diagonal(g, x, axis1: int, axis2: int, offset: int):
+    """Matrices with x on diagonal ``offset``, their axes at ``axis1 < axis2`` of the result."""
     shift = abs(offset)
     rank = x.rank
     length = _size(g, x, -1)
@@ -112,7 +120,6 @@ def _alloc_diag(op, node, g, x):
     source = g.op("Min", g.op("Max", g.op("Sub", index, int64_const(g, max(0, -offset))), int64_const(g, 0)), _scalar(g, size))
     by_row = g.op("Unsqueeze", g.op("Gather", padded, source, axis=rank - 1), axes=[rank])  # (..., M, 1)
     result = g.op("Where", on_diagonal, by_row, g.const(np.array(0, dtype=x.dtype)))
-    axis1, axis2 = op.axis1, op.axis2
     out_rank = rank + 1
     if (axis1, axis2) != (out_rank - 2, out_rank - 1):
         # Result axes: batch axes in order, with the two matrix axes placed at axis1 and axis2.
@@ -127,3 +134,14 @@ def _alloc_diag(op, node, g, x):
                 perm.append(next(batch))
         result = g.op("Transpose", result, perm=perm)
     return result
+
+
+@batched_rule(ExtractDiag, AllocDiag)
+def _batched_diag(op, node, g, x):
+    """The core Op's rule with its axes moved past the batch dims."""
+    core = op.core_op
+    batch = op.batch_ndim(node)
+    if isinstance(core, ExtractDiag):
+        core_rank = x.rank - batch
+        return extract_diagonal(g, x, core.axis1 % core_rank + batch, core.axis2 % core_rank + batch, core.offset)
+    return alloc_diagonal(g, x, core.axis1 + batch, core.axis2 + batch, core.offset)
