@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from pytensor.tensor.basic import AllocDiag, ExtractDiag
 
+from pytensor_onnx import compat
 from pytensor_onnx.compat import linalg_op_class
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable, batched_rule
@@ -145,3 +146,125 @@ def _batched_diag(op, node, g, x):
         core_rank = x.rank - batch
         return extract_diagonal(g, x, core.axis1 % core_rank + batch, core.axis2 % core_rank + batch, core.offset)
     return alloc_diagonal(g, x, core.axis1 + batch, core.axis2 + batch, core.offset)
+
+
+# --------------------------------------------------------------------------
+# Spectral decompositions (recipes in src/core/recipes/linalg_spectral.cc)
+# --------------------------------------------------------------------------
+
+Eig = linalg_op_class("Eig")
+Eigh = linalg_op_class("Eigh")
+EighGrad = linalg_op_class("EighGrad")
+SVD = linalg_op_class("SVD")
+MatrixPinv = linalg_op_class("MatrixPinv")
+Lstsq = linalg_op_class("Lstsq")
+
+
+def _tall(x) -> int:
+    """1 when the matrices are (or may be) at least as tall as wide (see the svd recipe)."""
+    rows, cols = (x.shape[-2], x.shape[-1]) if x.shape is not None else (None, None)
+    return int(not (isinstance(rows, int) and isinstance(cols, int)) or rows >= cols)
+
+
+@batch_capable(Eigh)
+@onnx_funcify.register(Eigh)
+def _eigh(op, node, g, a, *b):
+    """Ascending eigenvalues and eigenvectors, from a Jacobi recipe. Each
+    eigenvector is determined up to its sign only; LAPACK's sign is an
+    artefact of its algorithm, and the recipe's may differ (products such as
+    v diag(w) v^T, |v|, and gradients of sign-invariant costs agree)."""
+    dtype = output_dtype(node)
+    a = square(g, a, node, dtype)
+    operands = [a, *(square(g, x, node, dtype) for x in b)]
+    w, v = g.recipe("eigh", *operands, lower=int(compat.eigh_lower(op)))
+    return w, v
+
+
+@batch_capable(Eig)
+@onnx_funcify.register(Eig)
+def _eig(op, node, g, x):
+    raise NotImplementedError(
+        f"{op}: PyTensor's Eig always returns complex eigenvalues and eigenvectors, and ONNX Runtime has no "
+        "complex tensors. For symmetric matrices use pt.linalg.eigh (real results), which converts."
+    )
+
+
+if EighGrad is not None:
+
+    @onnx_funcify.register(EighGrad)
+    def _eigh_grad(op, node, g, x, w, v, gw, gv):
+        """PyTensor 2.38's EighGrad: with F[m, n] = 1 / (w_n - w_m) off the
+        diagonal and C = v^T gv, g = v (diag(gw) + (C * F)^T) v^T, then the
+        read triangle of g plus the transpose of the other."""
+        dtype = output_dtype(node)
+        x, w, v, gw, gv = (g.cast(t, dtype) for t in (x, w, v, gw, gv))
+        diff = g.op("Sub", g.op("Unsqueeze", w, axes=[0]), g.op("Unsqueeze", w, axes=[1]))  # [m, n] = w_n - w_m
+        n = _size(g, w, 0)
+        index = _range(g, 0, n)
+        on_diagonal = g.op("Equal", g.op("Unsqueeze", index, axes=[1]), g.op("Unsqueeze", index, axes=[0]))
+        zero, one = g.const(np.array(0, dtype=dtype)), g.const(np.array(1, dtype=dtype))
+        f = g.op("Where", on_diagonal, zero, g.op("Div", one, g.op("Where", on_diagonal, one, diff)))
+        c = g.op("MatMul", _transpose(g, v), gv)
+        inner = g.op("Add", g.op("Mul", g.op("Unsqueeze", gw, axes=[1]), g.cast(on_diagonal, dtype)),
+                     _transpose(g, g.op("Mul", c, f)))
+        full = g.op("MatMul", g.op("MatMul", v, inner), _transpose(g, v))
+        return _fold_triangle(g, full, compat.eigh_lower(op))
+
+
+def _transpose(g, x):
+    perm = list(range(x.rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return g.op("Transpose", x, perm=perm)
+
+
+def _fold_triangle(g, x, lower: bool):
+    """tril(x) + triu(x, 1)^T (lower) or triu(x) + tril(x, -1)^T (upper): the
+    gradient with respect to the triangle an Op reads."""
+    n = _size(g, x, -1)
+    index = _range(g, 0, n)
+    rows, cols = g.op("Unsqueeze", index, axes=[1]), g.op("Unsqueeze", index, axes=[0])
+    zero = g.const(np.array(0, dtype=x.dtype))
+    keep = g.op("GreaterOrEqual", rows, cols) if lower else g.op("LessOrEqual", rows, cols)
+    strict_other = g.op("Less", rows, cols) if lower else g.op("Greater", rows, cols)
+    return g.op("Add", g.op("Where", keep, x, zero), _transpose(g, g.op("Where", strict_other, x, zero)))
+
+
+@batch_capable(SVD)
+@onnx_funcify.register(SVD)
+def _svd(op, node, g, x):
+    """numpy.linalg.svd from a one-sided Jacobi recipe: singular values
+    descending as LAPACK's; singular vectors up to sign (see ``_eigh``), and
+    where singular values are zero (or for the extra columns of
+    full_matrices) some orthonormal completion."""
+    dtype = output_dtype(node, len(node.outputs) - 1 if not op.compute_uv else 1)
+    x = g.cast(x, dtype)
+    outputs = g.recipe("svd", x, full_matrices=int(op.full_matrices), compute_uv=int(op.compute_uv), tall=_tall(x))
+    return outputs
+
+
+@batch_capable(MatrixPinv)
+@onnx_funcify.register(MatrixPinv)
+def _matrix_pinv(op, node, g, x):
+    # numpy.linalg.pinv's default cutoff (rcond=1e-15 of the largest singular value).
+    x = g.cast(x, output_dtype(node))
+    hermitian = bool(getattr(op, "hermitian", False))
+    if hermitian:
+        x = square(g, x, node, output_dtype(node))
+    return g.recipe("pinv", x, rcond=1e-15, hermitian=int(hermitian), tall=_tall(x))
+
+
+@onnx_funcify.register(Lstsq)
+def _lstsq(op, node, g, a, b, rcond):
+    if a.rank != 2 or b.rank != 2:
+        raise NotImplementedError(f"{op}: ONNX conversion takes a matrix a and a matrix b (got ranks {a.rank}, {b.rank})")
+    dtype = output_dtype(node)
+    a, b = g.cast(a, dtype), g.cast(b, dtype)
+    b = _same_rows(g, a, b, node)
+    x, residuals, rank, s = g.recipe("lstsq", a, b, g.cast(rcond, dtype), tall=_tall(a))
+    return x, residuals, g.cast(rank, output_dtype(node, 2)), s
+
+
+def _same_rows(g, a, b, node):
+    from pytensor_onnx.dispatch.slinalg import same_sizes
+
+    return same_sizes(g, b, -2, a, -2, "b's rows must match a's", node)

@@ -248,3 +248,119 @@ optdb["specialize"].register(
     "onnx",
     use_db_name_as_tag=False,
 )
+
+
+# --------------------------------------------------------------------------
+# Eigenvalues, QR, Expm, BlockDiagonal
+# --------------------------------------------------------------------------
+
+Eigvalsh = linalg_op_class("Eigvalsh")
+EigvalshGrad = linalg_op_class("EigvalshGrad")
+QR = linalg_op_class("QR")
+Expm = linalg_op_class("Expm")
+BlockDiagonal = linalg_op_class("BlockDiagonal")
+
+
+def _eigh_operands(g, node, a, b):
+    dtype = output_dtype(node)
+    operands = [square(g, a, node, dtype)]
+    if b is not None and hasattr(b, "rank"):
+        operands.append(square(g, b, node, dtype))
+    return operands
+
+
+@batch_capable(Eigvalsh)
+@onnx_funcify.register(Eigvalsh)
+def _eigvalsh(op, node, g, a, b=None):
+    w, _ = g.recipe("eigh", *_eigh_operands(g, node, a, b), lower=int(op.lower))
+    return w
+
+
+if EigvalshGrad is not None:
+
+    @onnx_funcify.register(EigvalshGrad)
+    def _eigvalsh_grad(op, node, g, a, b, gw):
+        """PyTensor 2.38's EigvalshGrad: with (w, v) = eigh(a, b),
+        gA = v diag(gw) v^T and gB = -v diag(gw w) v^T, each folded onto the
+        triangle eigh reads."""
+        from pytensor_onnx.dispatch.nlinalg import _fold_triangle, _transpose
+
+        dtype = output_dtype(node)
+        a, b, gw = (g.cast(t, dtype) for t in (a, b, gw))
+        w, v = g.recipe("eigh", a, b, lower=int(op.lower))
+        v_t = _transpose(g, v)
+        g_a = g.op("MatMul", g.op("Mul", v, g.op("Unsqueeze", gw, axes=[0])), v_t)
+        g_b = g.op("Neg", g.op("MatMul", g.op("Mul", v, g.op("Unsqueeze", g.op("Mul", gw, w), axes=[0])), v_t))
+        return _fold_triangle(g, g_a, op.lower), _fold_triangle(g, g_b, op.lower)
+
+
+def _rows_cols(g, x):
+    rows, cols = _dim(g, x, -2), _dim(g, x, -1)
+    return (int64_const(g, [rows]) if isinstance(rows, int) else rows), (int64_const(g, [cols]) if isinstance(cols, int) else cols)
+
+
+def _triangle(g, x, upper: bool):
+    """triu(x) (or tril) over the last two axes, for any shape."""
+    rows, cols = _rows_cols(g, x)
+    r = g.op("Unsqueeze", g.op("Range", int64_const(g, 0), g.op("Squeeze", rows, axes=[0]), int64_const(g, 1)), axes=[1])
+    c = g.op("Unsqueeze", g.op("Range", int64_const(g, 0), g.op("Squeeze", cols, axes=[0]), int64_const(g, 1)), axes=[0])
+    keep = g.op("LessOrEqual", r, c) if upper else g.op("GreaterOrEqual", r, c)
+    return g.op("Where", keep, x, g.const(np.array(0, dtype=x.dtype)))
+
+
+def _slice_last(g, x, axis: int, end):
+    return g.op("Slice", x, int64_const(g, [0]), end, int64_const(g, [axis]))
+
+
+@batch_capable(QR)
+@onnx_funcify.register(QR)
+def _qr(op, node, g, x):
+    """scipy.linalg.qr (PyTensor's QR) from LAPACK-convention Householder reflectors."""
+    dtype = output_dtype(node)
+    x = g.cast(x, dtype)
+    packed, tau, q_full, perm = g.recipe("qr", x, pivoting=int(op.pivoting))
+    rows, cols = _rows_cols(g, x)
+    k = g.op("Min", rows, cols)
+    rank = x.rank
+    r_full = _triangle(g, packed, upper=True)
+    pivots = [g.cast(perm, output_dtype(node, len(node.outputs) - 1))] if op.pivoting else []
+    if op.mode == "r":
+        return (r_full, *pivots) if pivots else r_full
+    if op.mode == "raw":
+        # R: triu of the first min(m, n) rows (all rows when m < n).
+        return (packed, tau, _slice_last(g, r_full, rank - 2, k), *pivots)
+    if op.mode == "economic":
+        return (_slice_last(g, q_full, rank - 1, k), _slice_last(g, r_full, rank - 2, k), *pivots)
+    return (q_full, r_full, *pivots)
+
+
+@batch_capable(Expm)
+@onnx_funcify.register(Expm)
+def _expm(op, node, g, x):
+    return g.recipe("expm", square(g, x, node, output_dtype(node)))
+
+
+if BlockDiagonal is not None:
+
+    @onnx_funcify.register(BlockDiagonal)
+    def _block_diagonal(op, node, g, *blocks):
+        """Each block padded with zero columns to the total width, stacked by rows."""
+        dtype = output_dtype(node)
+        blocks = [g.cast(b, dtype) for b in blocks]
+        widths = [_rows_cols(g, b)[1] for b in blocks]
+        rank = node.outputs[0].type.ndim
+        zero = g.const(np.array(0, dtype=dtype))
+        padded = []
+        for i, block in enumerate(blocks):
+            before = _sum(g, widths[:i])
+            after = _sum(g, widths[i + 1 :])
+            pads = g.op("Concat", int64_const(g, [0] * (rank - 1)), before, int64_const(g, [0] * (rank - 1)), after, axis=0)
+            padded.append(g.op("Pad", block, pads, zero))
+        return g.op("Concat", *padded, axis=rank - 2)
+
+
+def _sum(g, sizes):
+    total = int64_const(g, [0])
+    for size in sizes:
+        total = g.op("Add", total, size)
+    return total

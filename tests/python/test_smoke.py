@@ -33,6 +33,11 @@ def _blas(rng):
     return [x, y], [Dot22()(x, y)], [rng.normal(size=(2, 3)), rng.normal(size=(3, 4))]
 
 
+def _blockwise(rng):
+    x, y = pt.tensor3("x"), pt.tensor3("y")
+    return [x, y], [pt.matmul(x, y)], [rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 2))]
+
+
 def _composite(rng):
     from pytensor.scalar.basic import Composite, float64, exp, add
 
@@ -52,6 +57,12 @@ def _math(rng):
     return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
 
 
+def _nlinalg(rng):
+    x = pt.matrix("x")
+    a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    return [x], [pt.linalg.inv(x), pt.linalg.det(x), pt.diagonal(x)], [a]
+
+
 def _scalar(rng):
     x = pt.ivector("x")
     return [x], [x // 3, x % 3, pt.round(x * 0.5)], [np.array([-7, 0, 5], dtype="int32")]
@@ -61,6 +72,14 @@ def _shape(rng):
     x, y = pt.matrix("x"), pt.matrix("y")
     outputs = [pt.concatenate([x, y], axis=0), pt.concatenate([x, y], axis=-1), *pt.split(x, [1, 2], n_splits=2, axis=1)]
     return [x, y], outputs, [rng.normal(size=(2, 3)), rng.normal(size=(2, 3))]
+
+
+def _slinalg(rng):
+    x, b = pt.matrix("x"), pt.vector("b")
+    a = rng.normal(size=(3, 3))
+    chol = pt.linalg.cholesky(x)
+    outputs = [chol, pt.linalg.solve_triangular(chol, b, lower=True), pt.linalg.solve(x, b, b_ndim=1)]
+    return [x, b], outputs, [a @ a.T + 3 * np.eye(3), rng.normal(size=3)]
 
 
 def _special(rng):
@@ -82,11 +101,14 @@ def _tensor_basic(rng):
 CASES = {
     "basic": _basic,
     "blas": _blas,
+    "blockwise": _blockwise,
     "composite": _composite,
     "elemwise": _elemwise,
     "math": _math,
+    "nlinalg": _nlinalg,
     "scalar": _scalar,
     "shape": _shape,
+    "slinalg": _slinalg,
     "special": _special,
     "subtensor": _subtensor,
     "tensor_basic": _tensor_basic,

@@ -6,12 +6,17 @@
 
 namespace pytensor_onnx::recipes::linalg {
 
+size_t rank_of(const Value* x) {
+  if (!x->rank()) throw BuildError("linalg recipe: input '" + x->name + "' has unknown rank");
+  return *x->rank();
+}
+
 Value* Ops::int0(int64_t value) const { return g.constant(Tensor::int64_scalar(value), "int"); }
 
 Value* Ops::dim(Value* x, int64_t axis) const {
-  if (!x->rank()) throw BuildError("linalg recipe: input of unknown rank");
-  const auto rank = static_cast<int64_t>(*x->rank());
+  const auto rank = static_cast<int64_t>(rank_of(x));
   if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw BuildError("linalg recipe: axis out of range for '" + x->name + "'");
   const Dim& d = (*x->shape)[static_cast<size_t>(axis)];
   if (d.is_known()) return ints({d.size});
   return gather(shape(x), ints({axis}), 0);
@@ -24,7 +29,8 @@ Value* Ops::slice(Value* x, Value* starts, Value* ends, Value* axes, Value* step
 }
 
 Value* Ops::swap_last2(Value* x) const {
-  const size_t rank = *x->rank();
+  const size_t rank = rank_of(x);
+  if (rank < 2) throw BuildError("linalg recipe: swap_last2 needs a rank >= 2");
   std::vector<int64_t> perm;
   for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
   std::swap(perm[rank - 1], perm[rank - 2]);
@@ -87,9 +93,8 @@ Loop::Loop(GraphBuilder& g, const std::string& name, const std::vector<Value*>& 
   condition_ = body_->input("condition", DType::Bool, std::vector<Dim>{});
   for (size_t i = 0; i < carried.size(); ++i) {
     Value* v = carried[i];
-    if (!v->rank()) throw BuildError("linalg recipe: loop state of unknown rank");
     const bool fixed = i < fixed_shape.size() && fixed_shape[i];
-    carried_.push_back(body_->input("state", v->dtype, fixed ? v->shape : unknown_dims(*v->rank())));
+    carried_.push_back(body_->input("state", v->dtype, fixed ? v->shape : unknown_dims(rank_of(v))));
   }
 }
 
@@ -105,7 +110,7 @@ std::vector<Value*> Loop::finish(Value* trip_count, const std::vector<Value*>& c
 }
 
 Value* batch_shape(const Ops& o, Value* x, size_t core_rank) {
-  const auto rank = static_cast<int64_t>(*x->rank());
+  const auto rank = static_cast<int64_t>(rank_of(x));
   const int64_t batch_rank = rank - static_cast<int64_t>(core_rank);
   if (batch_rank < 0) throw BuildError("linalg recipe: input has fewer dims than its core");
   if (batch_rank == 0) return o.ints({});
@@ -140,7 +145,7 @@ int64_t length_of(Value* one_d) {
 }  // namespace
 
 Value* flatten_batch(const Ops& o, Value* x, size_t core_rank, Value* batch, bool broadcast) {
-  const auto rank = static_cast<int64_t>(*x->rank());
+  const auto rank = static_cast<int64_t>(rank_of(x));
   const auto core = static_cast<int64_t>(core_rank);
   Value* core_shape = o.slice(o.shape(x), o.ints({rank - core}), o.ints({rank}), o.ints({0}));
   const int64_t batch_rank = length_of(batch);

@@ -19,6 +19,9 @@
 
 namespace pytensor_onnx::recipes::linalg {
 
+// The rank of x; BuildError when it is unknown.
+size_t rank_of(const Value* x);
+
 // Short names for the ops recipes build, on one builder (the main graph or a
 // Loop body).
 struct Ops {

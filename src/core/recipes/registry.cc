@@ -11,6 +11,7 @@ const std::vector<RecipeInfo>& all_recipes() {
     std::vector<RecipeInfo> t;
     add_trig_recipes(t);
     add_linalg_recipes(t);
+    add_linalg_spectral_recipes(t);
     std::sort(t.begin(), t.end(), [](const RecipeInfo& a, const RecipeInfo& b) { return a.name < b.name; });
     return t;
   }();
