@@ -21,5 +21,8 @@ import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape
 import pytensor_onnx.dispatch.subtensor
 import pytensor_onnx.dispatch.tensor_basic
+import pytensor_onnx.dispatch.raise_op
+import pytensor_onnx.dispatch.ifelse
+import pytensor_onnx.dispatch.scan
 
 __all__ = ["ONNX_OPSET_VERSION", "ConversionResult", "fgraph_to_onnx", "onnx_funcify", "onnx_typify"]
