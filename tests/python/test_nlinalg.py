@@ -109,3 +109,21 @@ def test_alloc_diag(shape, offset, rng):
     ]
     compare_onnx_and_py([v], outputs, [rng.normal(size=shape)], optimize=False)
     compare_onnx_and_py([v], outputs, [rng.normal(size=shape)])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_products_built_from_graphs(dtype, rng):
+    # Einsum, kron, tensordot, outer and matrix_power are PyTensor graphs
+    # (OpFromGraph or Dot/Blockwise/reshape graphs): they convert through
+    # the rules of their parts.
+    x, y = stack("x", dtype, (2,), (3, 4)), stack("y", dtype, (), (4, 3))
+    v = stack("v", dtype, (), (3,))
+    outputs = [
+        pt.einsum("bij,jk->bki", x, y),
+        pt.linalg.kron(y, y[:2, :2]),
+        pt.tensordot(x, y, axes=[[1, 2], [1, 0]]),
+        pt.outer(v, v),
+        pt.linalg.matrix_power(y[:3, :3], 3),
+    ]
+    values = [rng.normal(size=(2, 3, 4)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype), rng.normal(size=3).astype(dtype)]
+    compare([x, y, v], outputs, values, dtype)
