@@ -22,6 +22,7 @@ versions themselves.
 | ``Lstsq`` | ``Op`` with inputs ``(a, b, rcond)``, outputs ``(x, residuals, rank, s)`` | | same |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
 | Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
+| ``RandomVariable(..., return_next_rng=True)`` | absent (draws only) | not checked | returns ``(next_rng, draws)``; warns without it |
 | ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 """
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 
 import pytensor
 import pytensor.tensor.linalg as _linalg
@@ -37,6 +39,7 @@ import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.subtensor as _subtensor
 from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.basic import Join, Split
+from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.special import LogSoftmax, Softmax
 
 #: The installed PyTensor version string (for messages and metadata only).
@@ -254,3 +257,16 @@ def _has_module(name: str) -> bool:
 
 
 SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE = _has_module("pytensor.scan.rewriting.inner_graph")
+
+
+#: Whether calling a RandomVariable can return its next RNG with the draws
+#: (``return_next_rng=True``, 3.3+; 2.38 returns the draws only, and 3.3 warns
+#: when the next RNG stays hidden).
+RV_RETURNS_NEXT_RNG = "return_next_rng" in inspect.signature(RandomVariable.__call__).parameters
+
+
+def random_draws(rv, *params, **kwargs):
+    """``(next_rng, draws)`` of ``rv(*params, **kwargs)`` on every line."""
+    if RV_RETURNS_NEXT_RNG:
+        return rv(*params, return_next_rng=True, **kwargs)
+    return tuple(rv(*params, **kwargs).owner.outputs)

@@ -118,12 +118,23 @@ def compare_onnx_and_py(
         check_model(model)
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         feed = {
-            graph_input.name: np.asarray(value, dtype=var.type.dtype)
+            graph_input.name: _feed_value(var, value)
             for graph_input, var, value in zip(session.get_inputs(), inputs, _explicit_values(graph_inputs, test_inputs))
         }
         compare(session.run(None, feed), "exported model")
 
     return fn, (onnx_results if outputs_is_list else onnx_results[0])
+
+
+def _feed_value(var, value):
+    """``value`` as the exported model takes it (an RNG as its ``[seed, counter]`` state)."""
+    from pytensor.tensor.random.type import RandomType
+
+    if isinstance(var.type, RandomType):
+        from pytensor_onnx.dispatch.random import rng_state
+
+        return rng_state(value)
+    return np.asarray(value, dtype=var.type.dtype)
 
 
 def _explicit_values(graph_inputs, test_inputs):

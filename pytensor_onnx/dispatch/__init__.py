@@ -24,5 +24,6 @@ import pytensor_onnx.dispatch.tensor_basic
 import pytensor_onnx.dispatch.raise_op
 import pytensor_onnx.dispatch.ifelse
 import pytensor_onnx.dispatch.scan
+import pytensor_onnx.dispatch.random
 
 __all__ = ["ONNX_OPSET_VERSION", "ConversionResult", "fgraph_to_onnx", "onnx_funcify", "onnx_typify"]

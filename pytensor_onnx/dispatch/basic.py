@@ -28,6 +28,7 @@ from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant, Variable
 from pytensor.graph.fg import FunctionGraph
 from pytensor.scalar.basic import ScalarType
+from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type import TensorType
 
 from pytensor_onnx import _core
@@ -59,6 +60,8 @@ def onnx_typify(data, dtype=None, **kwargs):
 
 def onnx_dtype(var: Variable) -> str:
     """The NumPy dtype name of a tensor or scalar variable, checked for ONNX."""
+    if isinstance(var.type, RandomType):
+        return "uint64"  # an RNG is its state [seed, counter] (dispatch/random.py)
     dtype = getattr(var.type, "dtype", None)
     if dtype is None:
         raise NotImplementedError(f"Variable {var} of type {var.type} has no tensor dtype; ONNX cannot carry it")
@@ -70,6 +73,8 @@ def onnx_dtype(var: Variable) -> str:
 def static_shape(var: Variable) -> tuple:
     if isinstance(var.type, ScalarType):
         return ()
+    if isinstance(var.type, RandomType):
+        return (2,)
     return tuple(var.type.shape)
 
 
@@ -126,7 +131,8 @@ def fgraph_to_onnx(
     graph_inputs = [
         (i, inp)
         for i, inp in enumerate(fgraph.inputs)
-        if not (shared_as_initializers and isinstance(inp, SharedVariable))
+        # RNG shared variables stay inputs: an exported model takes its seed
+        if not (shared_as_initializers and isinstance(inp, SharedVariable) and not isinstance(inp.type, RandomType))
     ]
     if input_names is None:
         names = _unique_names([inp for _, inp in graph_inputs], "input_", taken)
@@ -217,7 +223,7 @@ def _lookup(g, env, var):
     if var in env:
         return env[var]
     if isinstance(var, Constant):
-        if isinstance(var.type, TensorType | ScalarType):
+        if isinstance(var.type, TensorType | ScalarType | RandomType):
             value = const(g, var.data, onnx_dtype(var))
         else:
             value = var.data  # slices, None and other static Python values
@@ -228,7 +234,7 @@ def _lookup(g, env, var):
 
 def _is_static_type(var) -> bool:
     """Whether ``var`` holds a static Python value (a slice, None) rather than a tensor."""
-    return not isinstance(var.type, TensorType | ScalarType)
+    return not isinstance(var.type, TensorType | ScalarType | RandomType)
 
 
 def _as_output_list(result, node):

@@ -18,6 +18,7 @@ import pytest
 import pytensor_onnx
 import pytensor_onnx.dispatch
 from pytensor_onnx import export_function_onnx, export_onnx
+from pytensor_onnx.compat import random_draws
 from pytensor_onnx.testing import compare_onnx_and_py
 
 
@@ -94,6 +95,14 @@ def _shape(rng):
     return [x, y], outputs, [rng.normal(size=(2, 3)), rng.normal(size=(2, 3))]
 
 
+def _random(rng):
+    # draws differ from NumPy's bit for bit; their range and shape do not
+    generator = pt.random.type.RandomGeneratorType()("generator")
+    n = pt.lscalar("n")
+    _, u = random_draws(pt.random.uniform, 2.0, 3.0, size=(n,), rng=generator)
+    return [generator, n], [(u >= 2.0) & (u < 3.0)], [np.random.default_rng(1), np.int64(5)]
+
+
 def _slinalg(rng):
     x, b = pt.matrix("x"), pt.vector("b")
     a = rng.normal(size=(3, 3))
@@ -128,6 +137,7 @@ CASES = {
     "math": _math,
     "nlinalg": _nlinalg,
     "raise_op": _raise_op,
+    "random": _random,
     "scalar": _scalar,
     "scan": _scan,
     "shape": _shape,
