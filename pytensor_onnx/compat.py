@@ -17,6 +17,11 @@ versions themselves.
 | ``SoftmaxGrad`` (gradient of ``Softmax``) | an Op | gone (the gradient is a graph) | gone |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
 | ``Max``/``Min`` over an empty set | raise | raise | raise, or the identity with ``initial=True`` (FAST_RUN's ``logsumexp``) |
+| linear-algebra Ops | modules ``nlinalg``/``slinalg`` | | package ``pytensor.tensor.linalg`` (``nlinalg``/``slinalg`` deprecated aliases) |
+| ``Eigh`` props | ``UPLO`` ("L"/"U") | | ``lower`` (bool), ``driver`` |
+| ``EighGrad``/``EigvalshGrad`` Ops | exist | | removed (gradients are graphs) |
+| tridiagonal LU Ops | absent | | ``LUFactorTridiagonal``/``SolveLUFactorTridiagonal`` |
+| ``Lstsq`` | ``Op`` with inputs ``(a, b, rcond)``, outputs ``(x, residuals, rank, s)`` | | same |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
 | Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
 | ``RandomVariable(..., return_next_rng=True)`` | absent (draws only) | not checked | returns ``(next_rng, draws)``; warns without it |
@@ -29,12 +34,14 @@ versions themselves.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 
 import pytensor
 import pytensor.scalar.basic as _scalar_basic
 import pytensor.scalar.math as _scalar_math
+import pytensor.tensor.linalg as _linalg
 import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.special as _special
@@ -89,7 +96,88 @@ def line_specific_scalar_ops() -> tuple[type, ...]:
 
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "LazyIfElse", *_LINE_SPECIFIC_SCALAR_OPS})
+LINE_SPECIFIC_OPS = frozenset(
+    {
+        "AdvancedSubtensor1",
+        "AdvancedIncSubtensor1",
+        "Ger",
+        "LazyIfElse",
+        *_LINE_SPECIFIC_SCALAR_OPS,
+        "EighGrad",
+        "EigvalshGrad",
+        "LUFactorTridiagonal",
+        "SolveLUFactorTridiagonal",
+    }
+)
+
+#: Whether linear algebra is the package ``pytensor.tensor.linalg`` (3.3+;
+#: ``nlinalg``/``slinalg`` are deprecated aliases that warn) rather than the
+#: modules ``nlinalg`` and ``slinalg`` (2.38).
+LINALG_IS_PACKAGE = hasattr(_linalg, "__path__")
+
+_LINALG_SUBMODULES = (
+    "decomposition.cholesky",
+    "decomposition.eigen",
+    "decomposition.lu",
+    "decomposition.qr",
+    "decomposition.svd",
+    "inverse",
+    "products",
+    "summary",
+    "constructors",
+    "solvers.core",
+    "solvers.general",
+    "solvers.triangular",
+    "solvers.psd",
+    "solvers.lstsq",
+    "solvers.tridiagonal",
+)
+
+
+def linalg_op_class(name: str):
+    """The linear-algebra Op class ``name`` where this line defines it, else ``None``."""
+    if LINALG_IS_PACKAGE:
+        found = getattr(_linalg, name, None)
+        for sub in _LINALG_SUBMODULES:
+            if found is not None:
+                break
+            try:
+                module = importlib.import_module(f"pytensor.tensor.linalg.{sub}")
+            except ImportError:
+                continue
+            found = getattr(module, name, None)
+        return found
+    import pytensor.tensor.nlinalg as nlinalg
+    import pytensor.tensor.slinalg as slinalg
+
+    return getattr(nlinalg, name, None) or getattr(slinalg, name, None)
+
+
+def solve_splitting_rewriters():
+    """PyTensor's helpers that split a ``Solve`` into a reusable decomposition
+    and a solve step: ``(split_decomposition_and_solve_steps,
+    split_non_sequence_decomposition_and_solve_in_scan)``, or ``(None, None)``
+    on a line without them. They live in ``pytensor.tensor.rewriting.linalg.solvers``
+    (3.3) or ``pytensor.tensor._linalg.solve.rewriting`` (2.38), where PyTensor
+    registers its own variants (and JAX's, which leave tridiagonal matrices out).
+    """
+    for name in ("pytensor.tensor.rewriting.linalg.solvers", "pytensor.tensor._linalg.solve.rewriting"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        split = getattr(module, "_split_decomp_and_solve_steps", None)
+        in_scan = getattr(module, "_scan_split_non_sequence_decomposition_and_solve", None)
+        if split is not None and in_scan is not None:
+            return split, in_scan
+    return None, None
+
+
+def eigh_lower(op) -> bool:
+    """Whether an ``Eigh``/``EighGrad``/``Eigvalsh`` Op reads the lower triangle."""
+    if hasattr(op, "UPLO"):
+        return op.UPLO == "L"
+    return bool(getattr(op, "lower", True))
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.

@@ -112,6 +112,11 @@ class ONNXLinker(JITLinker):
         # mode.py registers the variant without preallocation instead.
         "scan_save_mem_prealloc",
         "scan_reduce_trace_prealloc",
+        # They split tridiagonal solves into LAPACK's gttrf/gttrs steps; the
+        # ONNX variants (dispatch/slinalg.py) split general and positive
+        # definite solves only, as JAX's do.
+        "reuse_decomposition_multiple_solves",
+        "scan_split_non_sequence_decomposition_and_solve",
     )
 
     def __init__(self, opset_version=None, session_options=None, providers=None, *args, **kwargs):

@@ -15,6 +15,9 @@ import pytensor_onnx.dispatch.composite
 import pytensor_onnx.dispatch.elemwise
 import pytensor_onnx.dispatch.math
 import pytensor_onnx.dispatch.blas
+import pytensor_onnx.dispatch.blockwise
+import pytensor_onnx.dispatch.slinalg
+import pytensor_onnx.dispatch.nlinalg
 import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape
 import pytensor_onnx.dispatch.subtensor

@@ -13,8 +13,15 @@ from __future__ import annotations
 import numpy as np
 from pytensor.tensor.blas import BatchedDot, Dot22, Dot22Scalar, Gemm, Gemv
 
+from pytensor.tensor.math import Dot
+
 from pytensor_onnx.compat import Ger
 from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.blockwise import batch_capable
+
+# Dot's rule (math.py) emits MatMul, which broadcasts leading batch dims as
+# Blockwise(Dot) (pt.matmul on stacks) needs.
+batch_capable(Dot)
 
 
 def _scale(g, alpha, value):

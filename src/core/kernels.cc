@@ -4,6 +4,7 @@
 #include <climits>
 #include <unordered_map>
 
+#include "builder.h"
 #include "errors.h"
 
 namespace pytensor_onnx {
@@ -256,8 +257,40 @@ std::optional<std::vector<Value*>> float64_matmul_of_transposed(GraphBuilder& g,
   std::string rhs = rank_b == 1 ? "j" : (b_source ? "...kj" : "...jk");
   std::string out = (rank_a > 1 || rank_b > 1 ? std::string("...") : std::string()) + (rank_a > 1 ? "i" : "") +
                     (rank_b > 1 ? "k" : "");
-  return g.emit("Einsum", {a_source ? a_source : a, b_source ? b_source : b}, {{"equation", lhs + "," + rhs + "->" + out}},
-                1);
+  Value* lhs_value = a_source ? a_source : a;
+  Value* rhs_value = b_source ? b_source : b;
+  const Attributes einsum{{"equation", lhs + "," + rhs + "->" + out}};
+  auto nonempty = [](const Value* v) {
+    if (!v->shape) return false;
+    for (const auto& d : *v->shape)
+      if (!d.is_known() || d.size == 0) return false;
+    return true;
+  };
+  if ((nonempty(lhs_value) && nonempty(rhs_value)) || rank_a < 2 || rank_b < 2) {
+    return g.emit("Einsum", {lhs_value, rhs_value}, einsum, 1);
+  }
+  // ONNX Runtime before 1.26 also crashes (SIGSEGV) in Einsum on operands
+  // with an empty dim. With an empty operand the product is computed as a
+  // broadcast multiply and a sum over j, which is cheap exactly then: the
+  // (..., i, j, k) product is empty, or j is empty and the sum gives zeros.
+  auto is_empty = [&g](Value* v) {
+    Value* size = g.emit("Size", {v}, {}, 1)[0];
+    return g.emit("Equal", {size, g.constant(Tensor::int64_scalar(0), "zero")}, {}, 1)[0];
+  };
+  Value* empty = g.emit("Or", {is_empty(lhs_value), is_empty(rhs_value)}, {}, 1)[0];
+  // The branch reads the transposed values themselves (no MatMul reads them: nothing to fuse).
+  GraphBuilder by_sum(g, "empty_product");
+  {
+    Value* products = by_sum.op1("Mul", {by_sum.op1("Unsqueeze", {a}, {{"axes", std::vector<int64_t>{-1}}}),
+                                         by_sum.op1("Unsqueeze", {b}, {{"axes", std::vector<int64_t>{-3}}})});
+    // A non-negative axis: ONNX Runtime 1.21 leaves empty inputs unreduced for axis -2.
+    const auto j_axis = static_cast<int64_t>(std::max(rank_a, rank_b)) - 1;
+    by_sum.output(by_sum.op1("ReduceSum", {products}, {{"axes", std::vector<int64_t>{j_axis}}, {"keepdims", int64_t{0}}}),
+                  "product");
+  }
+  GraphBuilder by_einsum(g, "nonempty_product");
+  by_einsum.output(by_einsum.emit("Einsum", {lhs_value, rhs_value}, einsum, 1)[0], "product");
+  return g.emit("If", {empty}, {{"then_branch", by_sum.shared_graph()}, {"else_branch", by_einsum.shared_graph()}}, 1);
 }
 
 }  // namespace

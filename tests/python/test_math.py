@@ -422,6 +422,34 @@ def test_dot_vector_forms(rng):
     compare_onnx_and_py([v, w, m], outputs, [rng.normal(size=3), rng.normal(size=3), rng.normal(size=(4, 3))])
 
 
+# Float64 products of transposed batched operands become Einsum (ONNX
+# Runtime < 1.26 has no float64 FusedMatMul), and its Einsum crashes
+# (SIGSEGV, ORT 1.21) on an operand with an empty dim: the builder computes
+# those as a broadcast product and a sum instead.
+@pytest.mark.parametrize("static", [True, False], ids=["static_shapes", "unknown_shapes"])
+@pytest.mark.parametrize(
+    "x_shape, y_shape",
+    [
+        ((0, 3, 2), (0, 3, 4)),
+        ((2, 0, 3), (2, 0, 4)),
+        ((2, 3, 0), (2, 3, 4)),
+        ((2, 3, 2), (2, 3, 0)),
+        ((0, 0, 0), (0, 0, 0)),
+        ((2, 3, 2), (2, 3, 4)),
+    ],
+)
+def test_float64_batched_product_of_transposed_with_empty_dims(x_shape, y_shape, static, rng):
+    def tensor(name, shape):
+        return pt.tensor(name, dtype="float64", shape=shape if static else (None,) * len(shape))
+
+    z_shape = (*y_shape[:-2], y_shape[-1], y_shape[-2])
+    x, y, z = tensor("x", x_shape), tensor("y", y_shape), tensor("z", z_shape)
+    outputs = [pt.matmul(x.mT, y), pt.matmul(x.mT, z.mT), pt.matmul(y.mT, x)]
+    values = [rng.normal(size=shape) for shape in (x_shape, y_shape, z_shape)]
+    fn, _ = compare_onnx_and_py([x, y, z], outputs, values)
+    assert "Einsum" in onnx_op_types(fn) or "If" in onnx_op_types(fn)
+
+
 @pytest.mark.parametrize("opset", OPSETS)
 def test_dot_across_opsets(opset, rng):
     x = pt.tensor("x", dtype="int8", shape=(None, 3))

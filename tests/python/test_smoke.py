@@ -34,6 +34,11 @@ def _blas(rng):
     return [x, y], [Dot22()(x, y)], [rng.normal(size=(2, 3)), rng.normal(size=(3, 4))]
 
 
+def _blockwise(rng):
+    x, y = pt.tensor3("x"), pt.tensor3("y")
+    return [x, y], [pt.matmul(x, y)], [rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 2))]
+
+
 def _composite(rng):
     from pytensor.scalar.basic import Composite, float64, exp, add
 
@@ -67,6 +72,12 @@ def _math(rng):
     return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
 
 
+def _nlinalg(rng):
+    x = pt.matrix("x")
+    a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    return [x], [pt.linalg.inv(x), pt.linalg.det(x), pt.diagonal(x)], [a]
+
+
 def _scan(rng):
     x, x0 = pt.vector("x"), pt.scalar("x0")
     ys = pytensor.scan(lambda xt, prev: 0.5 * prev + xt, sequences=[x], outputs_info=[x0], return_updates=False)
@@ -90,6 +101,14 @@ def _random(rng):
     n = pt.lscalar("n")
     _, u = random_draws(pt.random.uniform, 2.0, 3.0, size=(n,), rng=generator)
     return [generator, n], [(u >= 2.0) & (u < 3.0)], [np.random.default_rng(1), np.int64(5)]
+
+
+def _slinalg(rng):
+    x, b = pt.matrix("x"), pt.vector("b")
+    a = rng.normal(size=(3, 3))
+    chol = pt.linalg.cholesky(x)
+    outputs = [chol, pt.linalg.solve_triangular(chol, b, lower=True), pt.linalg.solve(x, b, b_ndim=1)]
+    return [x, b], outputs, [a @ a.T + 3 * np.eye(3), rng.normal(size=3)]
 
 
 def _special(rng):
@@ -116,16 +135,19 @@ def _scalar_math(rng):
 CASES = {
     "basic": _basic,
     "blas": _blas,
+    "blockwise": _blockwise,
     "composite": _composite,
     "elemwise": _elemwise,
     "ifelse": _ifelse,
     "math": _math,
+    "nlinalg": _nlinalg,
     "raise_op": _raise_op,
     "random": _random,
     "scalar": _scalar,
     "scalar_math": _scalar_math,
     "scan": _scan,
     "shape": _shape,
+    "slinalg": _slinalg,
     "special": _special,
     "subtensor": _subtensor,
     "tensor_basic": _tensor_basic,

@@ -14,6 +14,8 @@ const std::vector<RecipeInfo>& all_recipes() {
     add_elementary_recipes(t);
     add_special_recipes(t);
     add_bitwise_recipes(t);
+    add_linalg_recipes(t);
+    add_linalg_spectral_recipes(t);
     std::sort(t.begin(), t.end(), [](const RecipeInfo& a, const RecipeInfo& b) { return a.name < b.name; });
     return t;
   }();

@@ -1,0 +1,273 @@
+"""Eigh/Eigvalsh, SVD, QR, pinv, lstsq, expm, Eig (refused), BlockDiagonal:
+parity with PyTensor for float32 and float64, batch dims, opsets, sizes.
+
+Eigenvectors and singular vectors are unique up to sign (for distinct
+values); LAPACK's signs are an artefact of its algorithm, so they are
+compared after fixing each vector's sign (largest component positive), and
+the factorizations are also checked to reconstruct the input."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.tensor.blockwise import Blockwise
+
+from helpers import FLOAT_DTYPES
+from linalg_cases import BATCH_SHAPES, LINALG_OPSETS, TOLERANCES, compare, general, spd, stack
+from pytensor_onnx import compat
+from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.testing import assert_same_result, compare_onnx_and_py, py_function
+
+N = 5
+
+
+def _fix_signs(vectors, axis):
+    """Vectors (along ``axis``) with their largest-magnitude component made positive."""
+    vectors = np.asarray(vectors)
+    if vectors.size == 0:
+        return vectors
+    index = np.expand_dims(np.argmax(np.abs(vectors), axis=axis), axis)
+    return vectors * np.sign(np.take_along_axis(vectors, index, axis=axis))
+
+
+def _run_both(inputs, outputs, values, opset=None):
+    fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=opset))
+    from pytensor_onnx.testing import check_model
+
+    check_model(fn.maker.linker.onnx_model)
+    return fn(*values), py_function(inputs, outputs)(*values)
+
+
+def eigh(x, lower=True):
+    """(w, v): PyTensor's Eigh Op, in Blockwise for batch dims (2.38's
+    pt.linalg.eigh takes matrices only)."""
+    Eigh = compat.linalg_op_class("Eigh")
+    op = Eigh(lower=lower) if compat.LINALG_IS_PACKAGE else Eigh("L" if lower else "U")
+    return list(Blockwise(op, signature="(m,m)->(m),(m,m)")(x) if x.ndim > 2 else op(x))
+
+
+def eigvalsh(a, b=None):
+    Eigvalsh = compat.linalg_op_class("Eigvalsh")
+    if b is None:
+        from pytensor.tensor.type_other import NoneConst
+
+        b = NoneConst
+    return Eigvalsh()(a, b)
+
+
+def symmetric(rng, n, batch=(), dtype="float64"):
+    a = rng.normal(size=(*batch, n, n))
+    return ((a + np.swapaxes(a, -1, -2)) / 2).astype(dtype)
+
+
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_eigh(dtype, batch, opset, rng):
+    rtol, atol = TOLERANCES[dtype]
+    x = stack("x", dtype, batch, (N, N))
+    value = symmetric(rng, N, batch, dtype)
+    results, reference = _run_both([x], [*eigh(x), *([eigvalsh(x)] if not batch else [])], [value], opset)
+    (w, v, *wv), (w0, v0, *wv0) = results, reference
+    assert_same_result(w, w0, rtol=rtol, atol=atol)
+    for got, want in zip(wv, wv0, strict=True):
+        assert_same_result(got, want, rtol=rtol, atol=atol)
+    assert_same_result(_fix_signs(v, -2), _fix_signs(v0, -2), rtol=rtol * 10, atol=atol * 10)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 8])
+def test_eigh_sizes_and_triangles(n, lower, rng):
+    x = pt.matrix("x")
+    value = symmetric(rng, n)
+    value[np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)] = 50.0  # never read
+    (w, v), (w0, v0) = _run_both([x], eigh(x, lower), [value])
+    assert_same_result(w, w0, rtol=1e-10, atol=1e-12)
+    assert_same_result(_fix_signs(v, -2), _fix_signs(v0, -2), rtol=1e-9, atol=1e-11)
+
+
+def test_eigvalsh_generalized(rng):
+    a, b = pt.matrix("a"), pt.matrix("b")
+    compare([a, b], [eigvalsh(a, b)], [symmetric(rng, N), spd(rng, N)], "float64")
+
+
+def test_eigh_accuracy_at_n_64(rng):
+    # Eigenvalues to 1e-10 of the spectral norm (what LAPACK guarantees too).
+    x = pt.matrix("x")
+    value = symmetric(rng, 64)
+    (w, v), (w0, v0) = _run_both([x], eigh(x), [value])
+    np.testing.assert_allclose(w, w0, rtol=1e-10, atol=1e-10 * np.abs(w0).max())
+    np.testing.assert_allclose(_fix_signs(v, -2), _fix_signs(v0, -2), atol=1e-9)
+    np.testing.assert_allclose((v * w[None]) @ v.T, value, atol=1e-12 * 64)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_grad_eigh(dtype, rng):
+    # Costs that do not depend on the eigenvectors' signs.
+    x = pt.matrix("x", dtype=dtype)
+    w, v = eigh(x)
+    weights = pt.constant(rng.normal(size=(N, N)).astype(dtype))
+    cost = (w * pt.arange(1, N + 1).astype(dtype)).sum() + ((v**2) * weights).sum()
+    compare([x], [cost, pytensor.grad(cost, x)], [symmetric(rng, N, (), dtype)], dtype, rtol=TOLERANCES[dtype][0] * 100)
+
+
+# --------------------------------------------------------------------------
+# SVD
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_svd(shape, dtype, batch, opset, rng):
+    rtol, atol = TOLERANCES[dtype]
+    x = stack("x", dtype, batch, shape)
+    value = rng.normal(size=(*batch, *shape)).astype(dtype)
+    for full in (True, False):
+        (u, s, vt), (u0, s0, vt0) = _run_both([x], list(pt.linalg.svd(x, full_matrices=full)), [value], opset)
+        assert_same_result(s, s0, rtol=rtol, atol=atol)
+        assert u.shape == u0.shape and vt.shape == vt0.shape
+        k = min(shape)
+        assert_same_result(_fix_signs(u[..., :k], -2), _fix_signs(u0[..., :k], -2), rtol=rtol * 10, atol=atol * 10)
+        assert_same_result(_fix_signs(vt[..., :k, :], -1), _fix_signs(vt0[..., :k, :], -1), rtol=rtol * 10, atol=atol * 10)
+        # Orthonormal (the completion of full_matrices included).
+        eye_u = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, eye_u, atol=atol * 100)
+        eye_v = np.broadcast_to(np.eye(vt.shape[-2]), vt.shape[:-2] + (vt.shape[-2],) * 2)
+        np.testing.assert_allclose(vt @ np.swapaxes(vt, -1, -2), eye_v, atol=atol * 100)
+    compare([x], [pt.linalg.svd(x, compute_uv=False)], [value], dtype, opset)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (0, 3), (3, 0), (6, 1), (1, 6)])
+def test_svd_edge_shapes(shape, rng):
+    x = pt.matrix("x")
+    value = rng.normal(size=shape)
+    (u, s, vt), (u0, s0, vt0) = _run_both([x], list(pt.linalg.svd(x)), [value])
+    assert_same_result(s, s0, rtol=1e-10, atol=1e-12)
+    assert u.shape == u0.shape and vt.shape == vt0.shape
+    np.testing.assert_allclose(u[:, : len(s)] * s @ vt[: len(s)], value, atol=1e-12)
+
+
+def test_svd_rank_deficient(rng):
+    x = pt.matrix("x")
+    value = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 4))  # rank 2
+    (u, s, vt), (u0, s0, vt0) = _run_both([x], list(pt.linalg.svd(x)), [value])
+    np.testing.assert_allclose(s, s0, atol=1e-12)
+    np.testing.assert_allclose(u.T @ u, np.eye(6), atol=1e-12)
+    np.testing.assert_allclose(vt @ vt.T, np.eye(4), atol=1e-12)
+    np.testing.assert_allclose((u[:, :4] * s) @ vt, value, atol=1e-12)
+
+
+def test_grad_svd(rng):
+    x = pt.matrix("x")
+    s = pt.linalg.svd(x, compute_uv=False)
+    cost = (s * pt.arange(1, 4)).sum()
+    compare([x], [cost, pytensor.grad(cost, x)], [rng.normal(size=(5, 3))], "float64", rtol=1e-9)
+
+
+def test_norms(rng):
+    x, v = pt.matrix("x"), pt.vector("v")
+    outputs = [pt.linalg.norm(x), pt.linalg.norm(x, 2), pt.linalg.norm(x, -2), pt.linalg.norm(x, "nuc"),
+               pt.linalg.norm(x, 1), pt.linalg.norm(x, np.inf), pt.linalg.norm(v, 3), pt.linalg.norm(v)]
+    compare([x, v], outputs, [rng.normal(size=(4, 3)), rng.normal(size=5)], "float64")
+
+
+# --------------------------------------------------------------------------
+# QR
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("mode", ["full", "economic", "r", "raw"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_qr(shape, mode, dtype, batch, rng):
+    # Householder reflectors chosen as LAPACK's: Q and R match, signs included.
+    x = stack("x", dtype, batch, shape)
+    QR = compat.linalg_op_class("QR")
+    op = QR(mode=mode)
+    outputs = Blockwise(op)(x) if batch else op(x)
+    outputs = list(outputs) if isinstance(outputs, list | tuple) else [outputs]
+    compare([x], outputs, [rng.normal(size=(*batch, *shape)).astype(dtype)], dtype)
+
+
+@pytest.mark.parametrize("mode", ["full", "economic", "r"])
+def test_qr_pivoting(mode, rng):
+    x = pt.matrix("x")
+    outputs = pt.linalg.qr(x, mode=mode, pivoting=True)
+    compare([x], list(outputs), [rng.normal(size=(5, 4)) * np.array([1.0, 10.0, 0.1, 3.0])], "float64")
+
+
+# (0, n): PyTensor's own QR fails (SciPy's geqrf rejects lwork=0).
+@pytest.mark.parametrize("shape", [(3, 0), (1, 1), (1, 4), (4, 1)])
+def test_qr_edge_shapes(shape, rng):
+    x = pt.matrix("x")
+    compare([x], list(pt.linalg.qr(x)), [rng.normal(size=shape)], "float64")
+
+
+# --------------------------------------------------------------------------
+# Pseudo-inverse, least squares, expm
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_pinv(shape, dtype, batch, rng):
+    x = stack("x", dtype, batch, shape)
+    compare([x], [pt.linalg.pinv(x)], [rng.normal(size=(*batch, *shape)).astype(dtype)], dtype)
+
+
+def test_pinv_hermitian_and_rank_deficient(rng):
+    x = pt.matrix("x")
+    MatrixPinv = compat.linalg_op_class("MatrixPinv")
+    low_rank = rng.normal(size=(5, 2)) @ rng.normal(size=(2, 5))
+    symmetric_value = low_rank + low_rank.T
+    compare([x], [MatrixPinv(hermitian=True)(x), pt.linalg.pinv(x)], [symmetric_value], "float64", atol=1e-11)
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (3, 6), (4, 4)])
+@pytest.mark.parametrize("rcond", [-1.0, 1e-3])
+def test_lstsq(shape, rcond, rng):
+    Lstsq = compat.linalg_op_class("Lstsq")
+    a, b = pt.matrix("a"), pt.matrix("b")
+    r = pt.dscalar("r")
+    outputs = Lstsq()(a, b, r)
+    compare([a, b, r], list(outputs), [rng.normal(size=shape), rng.normal(size=(shape[0], 2)), np.asarray(rcond)], "float64")
+
+
+def test_lstsq_rank_deficient_has_no_residuals(rng):
+    Lstsq = compat.linalg_op_class("Lstsq")
+    a, b = pt.matrix("a"), pt.matrix("b")
+    value = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 3))
+    _, (x, residuals, rank, s) = compare([a, b], list(Lstsq()(a, b, 1e-10)), [value, rng.normal(size=(6, 2))], "float64", atol=1e-11)
+    assert residuals.shape == (0,) and rank == 2
+
+
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_expm(dtype, batch, rng):
+    x = stack("x", dtype, batch, (N, N))
+    # Norms from small (no squaring) to large (several squarings), per matrix.
+    value = rng.normal(size=(*batch, N, N)) * rng.choice([0.01, 1.0, 4.0], size=(*batch, 1, 1))
+    compare([x], [pt.linalg.expm(x)], [value.astype(dtype)], dtype)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_expm_sizes(n, rng):
+    x = pt.matrix("x")
+    compare([x], [pt.linalg.expm(x)], [rng.normal(size=(n, n))], "float64")
+
+
+def test_eig_is_refused_clearly():
+    x = pt.matrix("x")
+    with pytest.raises(NotImplementedError, match="complex"):
+        pytensor.function([x], pt.linalg.eig(x)[0], mode="ONNX")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_block_diag(dtype, rng):
+    a, b, c = pt.matrix("a", dtype=dtype), pt.matrix("b", dtype=dtype), pt.matrix("c", dtype=dtype)
+    values = [(rng.normal(size=s) * 10).astype(dtype) for s in [(2, 3), (0, 2), (1, 1)]]
+    compare_onnx_and_py([a, b, c], [pt.linalg.block_diag(a, b, c)], values)

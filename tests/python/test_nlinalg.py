@@ -1,0 +1,129 @@
+"""MatrixInverse, Det, SLogDet and the diagonal Ops (dispatch/nlinalg.py): parity
+with PyTensor (NumPy's LAPACK) for float32 and float64, batch dims, opsets,
+sizes, singular matrices."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from helpers import FLOAT_DTYPES, compare_raises
+from linalg_cases import BATCH_SHAPES, LINALG_OPSETS, compare, general, spd, stack
+from pytensor_onnx import compat
+from pytensor_onnx.testing import compare_onnx_and_py
+
+N = 5
+
+
+def slogdet(x):
+    """PyTensor's SLogDet Op (pt.linalg.slogdet on 3.3 builds sign(det), log|det|
+    and leaves the Op to a rewrite, so the reference would overflow)."""
+    from pytensor.tensor.blockwise import Blockwise
+
+    return Blockwise(compat.linalg_op_class("SLogDet")())(x)
+
+
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_inverse_det_slogdet(dtype, batch, opset, rng):
+    x = stack("x", dtype, batch, (N, N))
+    sign, logdet = slogdet(x)
+    outputs = [pt.linalg.inv(x), pt.linalg.det(x), sign, logdet]
+    compare([x], outputs, [general(rng, N, batch, dtype)], dtype, opset)
+
+
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 2, 7])
+def test_inverse_det_slogdet_sizes(n, static, rng):
+    x = stack("x", "float64", (2,), (n, n), static=static)
+    sign, logdet = slogdet(x)
+    compare([x], [pt.linalg.inv(x), pt.linalg.det(x), sign, logdet], [general(rng, n, (2,))], "float64")
+
+
+def test_det_of_integer_matrices_is_float64(rng):
+    Det = compat.linalg_op_class("Det")
+    x = pt.matrix("x", dtype="int32")
+    compare([x], [Det()(x)], [rng.integers(-3, 4, size=(4, 4)).astype("int32")], "float64")
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_singular_det_and_slogdet(dtype):
+    x = pt.tensor3("x", dtype=dtype)
+    sign, logdet = slogdet(x)
+    values = np.stack([np.ones((3, 3)), np.diag([1.0, 0.0, 2.0]), np.eye(3)]).astype(dtype)
+    _, (det, sign_value, logdet_value) = compare([x], [pt.linalg.det(x), sign, logdet], [values], dtype)
+    assert (det[:2] == 0).all() and (sign_value[:2] == 0).all() and np.isneginf(logdet_value[:2]).all()
+
+
+def test_singular_inverse_fails_like_numpy():
+    # numpy.linalg.inv raises LinAlgError("Singular matrix").
+    x = pt.matrix("x")
+    compare_raises([x], [pt.linalg.inv(x)], [np.ones((3, 3))], np.linalg.LinAlgError, "Singular")
+
+
+def test_slogdet_of_large_determinants(rng):
+    # log|det| far beyond the float64 range of det itself.
+    x = pt.matrix("x")
+    value = general(rng, 64) * 1e8
+    sign, logdet = slogdet(x)
+    compare([x], [sign, logdet, pt.linalg.det(x)], [value], "float64")
+
+
+def test_accuracy_at_n_256(rng):
+    x = pt.matrix("x")
+    sign, logdet = slogdet(x)
+    compare([x], [pt.linalg.inv(x), sign, logdet], [general(rng, 256)], "float64", rtol=1e-10, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Diagonals
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [0, 1, -2, 5])
+@pytest.mark.parametrize("axes", [(0, 1), (1, 0), (0, 2), (-1, -2)])
+def test_extract_diag(axes, offset, rng):
+    x = pt.tensor3("x")
+    out = pt.diagonal(x, offset=offset, axis1=axes[0], axis2=axes[1])
+    compare_onnx_and_py([x], [out], [rng.normal(size=(3, 4, 5))], optimize=False)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
+def test_trace_and_diag_of_matrix(dtype, rng):
+    x = pt.matrix("x", dtype=dtype)
+    value = rng.normal(size=(4, 3)) > 0 if dtype == "bool" else (rng.normal(size=(4, 3)) * 10).astype(dtype)
+    outputs = [pt.diag(x), pt.diag(x, k=1), pt.diag(x, k=-3)]
+    if dtype != "bool":
+        outputs.append(pt.linalg.trace(x))
+    compare_onnx_and_py([x], outputs, [value])
+
+
+@pytest.mark.parametrize("offset", [0, 2, -1])
+@pytest.mark.parametrize("shape", [(4,), (0,), (2, 3)])
+def test_alloc_diag(shape, offset, rng):
+    v = pt.tensor("v", shape=(None,) * len(shape))
+    outputs = [pt.diag(v, k=offset)] if len(shape) == 1 else [
+        pt.basic.alloc_diag(v, offset=offset, axis1=0, axis2=2),
+        pt.basic.alloc_diag(v, offset=offset, axis1=1, axis2=2),
+    ]
+    compare_onnx_and_py([v], outputs, [rng.normal(size=shape)], optimize=False)
+    compare_onnx_and_py([v], outputs, [rng.normal(size=shape)])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_products_built_from_graphs(dtype, rng):
+    # Einsum, kron, tensordot, outer and matrix_power are PyTensor graphs
+    # (OpFromGraph or Dot/Blockwise/reshape graphs): they convert through
+    # the rules of their parts.
+    x, y = stack("x", dtype, (2,), (3, 4)), stack("y", dtype, (), (4, 3))
+    v = stack("v", dtype, (), (3,))
+    outputs = [
+        pt.einsum("bij,jk->bki", x, y),
+        pt.linalg.kron(y, y[:2, :2]),
+        pt.tensordot(x, y, axes=[[1, 2], [1, 0]]),
+        pt.outer(v, v),
+        pt.linalg.matrix_power(y[:3, :3], 3),
+    ]
+    values = [rng.normal(size=(2, 3, 4)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype), rng.normal(size=3).astype(dtype)]
+    compare([x, y, v], outputs, values, dtype)
