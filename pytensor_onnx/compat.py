@@ -14,6 +14,7 @@ versions themselves.
 | ``blas.Ger`` | exists | exists | removed |
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
+| ``SortOp``/``ArgSortOp`` axis | second input | (not checked) | ``op.axis`` (static) |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
 """
 
@@ -24,7 +25,9 @@ import pytensor.tensor.blas as _blas
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.subtensor as _subtensor
 from pytensor.compile.builders import OpFromGraph
+from pytensor.graph.basic import Constant
 from pytensor.tensor.basic import Join, Split
+from pytensor.tensor.sort import SortOp
 from pytensor.tensor.special import LogSoftmax, Softmax
 
 #: The installed PyTensor version string (for messages and metadata only).
@@ -125,3 +128,26 @@ RESHAPE_DIMS_REWRITES = tuple(
     for name in ("local_join_dims", "local_split_dims", "local_join_dims_to_reshape", "local_split_dims_to_reshape")
     if hasattr(_reshape_rewrites, name)
 )
+
+
+#: Whether ``SortOp``/``ArgSortOp`` keep their axis as a static Op property
+#: (3.3+) instead of a second graph input (2.38).
+SORT_AXIS_IS_PROPERTY = "axis" in SortOp.__props__
+
+
+def sort_axis(op, node) -> int:
+    """The non-negative axis a ``SortOp``/``ArgSortOp`` node sorts along.
+
+    2.38 passes the axis as a second input, a constant in every graph its
+    ``sort``/``argsort`` helpers build (``axis=None`` flattens first); a
+    computed axis cannot give ONNX a static one.
+    """
+    ndim = node.inputs[0].type.ndim
+    if SORT_AXIS_IS_PROPERTY:
+        return op.axis
+    axis_var = node.inputs[1]
+    if not isinstance(axis_var, Constant):
+        raise NotImplementedError(
+            f"{type(op).__name__} with an axis computed at run time (node: {node}): ONNX needs a constant axis"
+        )
+    return int(axis_var.data) % ndim if ndim else 0

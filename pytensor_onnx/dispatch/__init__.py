@@ -18,5 +18,7 @@ import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape
 import pytensor_onnx.dispatch.subtensor
 import pytensor_onnx.dispatch.tensor_basic
+import pytensor_onnx.dispatch.sort
+import pytensor_onnx.dispatch.extra_ops
 
 __all__ = ["ONNX_OPSET_VERSION", "ConversionResult", "fgraph_to_onnx", "onnx_funcify", "onnx_typify"]

@@ -10,6 +10,7 @@ const std::vector<RecipeInfo>& all_recipes() {
   static const std::vector<RecipeInfo> table = [] {
     std::vector<RecipeInfo> t;
     add_trig_recipes(t);
+    add_sort_recipes(t);
     std::sort(t.begin(), t.end(), [](const RecipeInfo& a, const RecipeInfo& b) { return a.name < b.name; });
     return t;
   }();

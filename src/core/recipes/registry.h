@@ -33,5 +33,6 @@ std::vector<Value*> build_recipe_named(GraphBuilder& g, const std::string& name,
 
 // One per family file.
 void add_trig_recipes(std::vector<RecipeInfo>& table);
+void add_sort_recipes(std::vector<RecipeInfo>& table);
 
 }  // namespace pytensor_onnx::recipes
