@@ -12,6 +12,7 @@ versions themselves.
 | ``Split`` axis | second input | second input | ``op.axis`` (static) |
 | ``AdvancedSubtensor1``/``AdvancedIncSubtensor1`` | exist | exist | removed |
 | ``blas.Ger`` | exists | exists | removed |
+| ``special.SoftmaxGrad`` | exists | removed | removed |
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | ``SortOp``/``ArgSortOp`` axis | second input | (not checked) | ``op.axis`` (static) |
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import pytensor
 import pytensor.tensor.blas as _blas
+import pytensor.tensor.special as _special
 import pytensor.tensor.rewriting.reshape as _reshape_rewrites
 import pytensor.tensor.subtensor as _subtensor
 from pytensor.compile.builders import OpFromGraph
@@ -41,9 +43,13 @@ AdvancedIncSubtensor1 = getattr(_subtensor, "AdvancedIncSubtensor1", None)
 #: The rank-1 update BLAS op; ``None`` on lines that removed it (3.3+).
 Ger = getattr(_blas, "Ger", None)
 
+#: The gradient Op of softmax; ``None`` on lines that removed it (3.x, where
+#: ``Softmax`` is a symbolic graph and differentiates as one).
+SoftmaxGrad = getattr(_special, "SoftmaxGrad", None)
+
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger"})
+LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "SoftmaxGrad"})
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.

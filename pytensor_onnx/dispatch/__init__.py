@@ -20,5 +20,7 @@ import pytensor_onnx.dispatch.subtensor
 import pytensor_onnx.dispatch.tensor_basic
 import pytensor_onnx.dispatch.sort
 import pytensor_onnx.dispatch.extra_ops
+import pytensor_onnx.dispatch.pad
+import pytensor_onnx.dispatch.signal
 
 __all__ = ["ONNX_OPSET_VERSION", "ConversionResult", "fgraph_to_onnx", "onnx_funcify", "onnx_typify"]

@@ -1,4 +1,4 @@
-"""Softmax and LogSoftmax.
+"""Softmax, LogSoftmax and (PyTensor 2.38) SoftmaxGrad.
 
 PyTensor defines both by their graph, ``x - max(x)`` then ``exp`` and a sum;
 the rules follow it step by step, so a slice holding +inf or NaN is NaN
@@ -12,7 +12,7 @@ SciPy's, which shifts by the maximum only where it is finite (a slice with
 import numpy as np
 from pytensor.tensor.special import LogSoftmax, Softmax
 
-from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, softmax_axes
+from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, SoftmaxGrad, softmax_axes
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.math import reduce
 
@@ -55,3 +55,16 @@ def _rule(log):
 
 onnx_funcify.register(Softmax)(_rule(log=False))
 onnx_funcify.register(LogSoftmax)(_rule(log=True))
+
+
+if SoftmaxGrad is not None:
+
+    @onnx_funcify.register(SoftmaxGrad)
+    def _softmax_grad(op, node, g, dy, sm):
+        # dx = dy * sm - sum(dy * sm, axis, keepdims) * sm, as PyTensor computes it.
+        dtype = node.outputs[0].type.dtype
+        dy, sm = g.cast(dy, dtype), g.cast(sm, dtype)
+        axes = list(range(sm.rank)) if op.axis is None else [op.axis % sm.rank]
+        product = g.op("Mul", dy, sm)
+        total = g.op("ReduceSum", product, axes=axes, keepdims=1)
+        return g.op("Sub", product, g.op("Mul", total, sm))
