@@ -48,8 +48,9 @@ Value* sort_less(GraphBuilder& g, Value* a, Value* b) {
 
 }  // namespace
 
-Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis) {
-  axis = checked_axis(x, axis, "argsort_stable");
+namespace {
+
+Value* argsort_nonempty(GraphBuilder& g, Value* x, int64_t axis) {
   Value* length = axis_length(g, x, axis);
   // TopK has no bool kernel (the spec excludes bool); False < True as 0 < 1.
   if (x->dtype == DType::Bool) x = g.cast(x, DType::Int32);
@@ -60,6 +61,30 @@ Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis) {
   Value* nan_in_order = g.op1("GatherElements", {g.cast(is_nan, DType::Int32), by_value}, {{"axis", axis}});
   Value* nan_last = topk_order(g, nan_in_order, length, axis);
   return g.op1("GatherElements", {by_value, nan_last}, {{"axis", axis}});
+}
+
+// Whether an axis other than `axis` may have length 0.
+bool other_axis_may_be_empty(const Value* x, int64_t axis) {
+  for (size_t a = 0; a < x->shape->size(); ++a) {
+    const Dim& d = (*x->shape)[a];
+    if (static_cast<int64_t>(a) != axis && (!d.is_known() || d.size == 0)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis) {
+  axis = checked_axis(x, axis, "argsort_stable");
+  if (!other_axis_may_be_empty(x, axis)) return argsort_nonempty(g, x, axis);
+  // ONNX Runtime 1.21's TopK divides by zero (SIGFPE) when another axis is
+  // empty and K > 0: an empty input takes a branch without TopK.
+  GraphBuilder empty(g, "empty_order");
+  empty.output(empty.op1("ConstantOfShape", {empty.op1("Shape", {x})}, {{"value", Tensor::int64s({0})}}), "empty_order");
+  GraphBuilder sorting(g, "stable_order");
+  sorting.output(argsort_nonempty(sorting, x, axis), "stable_order");
+  Value* is_empty = g.op1("Equal", {g.op1("Size", {x}), int64_scalar(g, 0)});
+  return g.op("If", {is_empty}, {{"then_branch", empty.shared_graph()}, {"else_branch", sorting.shared_graph()}}, 1)[0];
 }
 
 Value* sort_stable(GraphBuilder& g, Value* x, int64_t axis) {
@@ -116,8 +141,14 @@ Value* searchsorted(GraphBuilder& g, Value* sorted, Value* v, bool right) {
 Value* cumprod(GraphBuilder& g, Value* x, int64_t axis) {
   axis = checked_axis(x, axis, "cumprod");
   const DType dtype = x->dtype;
-  if (g.opset() >= 26 && dtype != DType::Bool) return g.op1("CumProd", {x, int64_scalar(g, axis)});
-  // bool: the product of 0s and 1s is their AND.
+  // CumProd's types start at 32 bits; narrower products keep their low bits
+  // in int32. bool: the product of 0s and 1s is their AND.
+  const bool narrow = dtype == DType::Bool || dtype == DType::Int8 || dtype == DType::UInt8 ||
+                      dtype == DType::Int16 || dtype == DType::UInt16;
+  if (g.opset() >= 26) {
+    Value* product = g.op1("CumProd", {narrow ? g.cast(x, DType::Int32) : x, int64_scalar(g, axis)});
+    return g.cast(product, dtype);
+  }
   Value* y = dtype == DType::Bool ? g.cast(x, DType::Int32) : x;
   const int64_t rank = static_cast<int64_t>(*x->rank());
   Value* one = g.cast(g.scalar(DType::Int64, 1), y->dtype);
