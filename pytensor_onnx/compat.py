@@ -17,9 +17,14 @@ versions themselves.
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
 | ``SortOp``/``ArgSortOp`` axis | second input | (not checked) | ``op.axis`` (static) |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
+| scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
+| Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
+| ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 """
 
 from __future__ import annotations
+
+import importlib.util
 
 import pytensor
 import pytensor.tensor.blas as _blas
@@ -35,6 +40,14 @@ from pytensor.tensor.special import LogSoftmax, Softmax
 #: The installed PyTensor version string (for messages and metadata only).
 PYTENSOR_VERSION = pytensor.__version__
 
+try:  # 3.3+: conditionals live in pytensor.conditional (pytensor.ifelse warns)
+    from pytensor.conditional.op import IfElse, LazyIfElse, ifelse
+except ImportError:
+    from pytensor.ifelse import IfElse, ifelse
+
+    #: The conditional whose branches are ``OpFromGraph``s (3.3+), else None.
+    LazyIfElse = None
+
 #: Vector-index subtensor ops; ``None`` on lines that removed them (3.3+),
 #: where ``x[v]`` is an ``AdvancedSubtensor``.
 AdvancedSubtensor1 = getattr(_subtensor, "AdvancedSubtensor1", None)
@@ -49,7 +62,7 @@ SoftmaxGrad = getattr(_special, "SoftmaxGrad", None)
 
 #: Names of Op classes with rules on some supported lines only (where the
 #: line defines them).
-LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "SoftmaxGrad"})
+LINE_SPECIFIC_OPS = frozenset({"AdvancedSubtensor1", "AdvancedIncSubtensor1", "Ger", "LazyIfElse", "SoftmaxGrad"})
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.
@@ -157,3 +170,31 @@ def sort_axis(op, node) -> int:
             f"{type(op).__name__} with an axis computed at run time (node: {node}): ONNX needs a constant axis"
         )
     return int(axis_var.data) % ndim if ndim else 0
+
+
+def _scan_save_mem_without_prealloc():
+    try:  # 3.3+
+        from pytensor.scan.rewriting.trace import scan_reduce_trace_no_prealloc
+
+        return scan_reduce_trace_no_prealloc
+    except ImportError:
+        from pytensor.scan.rewriting import scan_save_mem_no_prealloc
+
+        return scan_save_mem_no_prealloc
+
+
+#: The scan-save-mem node rewriter for backends that do not preallocate
+#: outputs (JAX, Numba): it shrinks Scan buffers to what the graph reads.
+SCAN_SAVE_MEM_WITHOUT_PREALLOC = _scan_save_mem_without_prealloc()
+
+#: Whether compiling a function rewrites each Scan's inner graph with the
+#: function's own mode (3.3+); before, ``op.fgraph`` stays as ``scan()`` built
+#: it (``Scan.fn`` optimizes a copy for the C backend).
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent is a module, not a package
+        return False
+
+
+SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE = _has_module("pytensor.scan.rewriting.inner_graph")

@@ -89,6 +89,9 @@ class ONNXLinker(JITLinker):
         "fusion",
         "local_careduce_fusion",
         "inplace",
+        # The preallocating scan-save-mem rewrite (2.38's and 3.3's names);
+        # mode.py registers the variant without preallocation instead.
+        "scan_save_mem_prealloc",
         "scan_reduce_trace_prealloc",
     )
 
@@ -139,7 +142,7 @@ class ONNXLinker(JITLinker):
             try:
                 return run(outputs, dict(zip(names, args)), None)
             except Exception as exc:  # ORT raises its own exception types
-                raise RuntimeError(_describe_failure(exc, names, args, fgraph)) from exc
+                raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
 
         return run_onnx
 
@@ -168,7 +171,7 @@ class ONNXLinker(JITLinker):
 
         def fail(exc):
             args = [cell[0] for _, cell in feeds]
-            raise RuntimeError(_describe_failure(exc, input_names, args, fgraph)) from exc
+            raise run_error(exc, _describe_failure(exc, input_names, args, fgraph)) from exc
 
         if not scalar_inputs and not scalar_outputs:
             # The hot path: nothing but the run and the output stores.
@@ -198,6 +201,15 @@ class ONNXLinker(JITLinker):
         thunk.outputs = out_cells
         thunk.lazy = False
         return [thunk], output_nodes, run_onnx
+
+
+def run_error(exc, description: str) -> BaseException:
+    """The exception for a failed run: the converted CheckAndRaise's own
+    exception type (also a RuntimeError) when one of its checks failed, else
+    a RuntimeError."""
+    from pytensor_onnx.dispatch.raise_op import raised_check_error
+
+    return raised_check_error(exc, description) or RuntimeError(description)
 
 
 def _describe_failure(exc, names, args, fgraph) -> str:

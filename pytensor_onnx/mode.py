@@ -1,14 +1,29 @@
 """The ``ONNX`` Mode and the registration of linker ``"onnx"``."""
 
+from pytensor.compile import optdb
 from pytensor.compile.mode import Mode, predefined_linkers, predefined_modes, register_linker, register_mode
+from pytensor.graph.rewriting.basic import dfs_rewriter
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
+from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC
 from pytensor_onnx.linker import ONNXLinker
 
 #: Rewrites the ONNX mode runs: PyTensor's fast_run set, minus the ones that
 #: introduce C-only, BLAS-only, in-place or fused (Composite) ops
 #: (``ONNXLinker.incompatible_rewrites``).
 ONNX_REWRITES = RewriteDatabaseQuery(include=["fast_run", "onnx"])
+
+# Scan buffers shrunk to what the graph reads, without the extra slot that
+# preallocating backends write into (as for JAX and Numba): the Loop then
+# carries only the values a recurrence reads (dispatch/scan.py). Same place
+# as PyTensor's own scan-save-mem rewrite.
+if "onnx_scan_save_mem" not in optdb:
+    optdb.register(
+        "onnx_scan_save_mem",
+        dfs_rewriter(SCAN_SAVE_MEM_WITHOUT_PREALLOC, ignore_newtrees=True),
+        "onnx",
+        position=1.612,
+    )
 
 
 def onnx_mode(opset_version=None, session_options=None, providers=None, optimize=True) -> Mode:

@@ -18,6 +18,9 @@ import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape
 import pytensor_onnx.dispatch.subtensor
 import pytensor_onnx.dispatch.tensor_basic
+import pytensor_onnx.dispatch.raise_op
+import pytensor_onnx.dispatch.ifelse
+import pytensor_onnx.dispatch.scan
 import pytensor_onnx.dispatch.sort
 import pytensor_onnx.dispatch.extra_ops
 import pytensor_onnx.dispatch.pad

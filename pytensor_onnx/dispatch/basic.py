@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from functools import singledispatch
 
@@ -148,7 +149,7 @@ def fgraph_to_onnx(
             value = initializer_values[inp] if inp in initializer_values else inp.get_value(borrow=True)
             env[inp] = const(g, value, onnx_dtype(inp))
 
-    convert_nodes(fgraph.toposort(), g, env)
+    convert_nodes(fgraph.toposort(), g, env, outputs=fgraph.outputs)
 
     if output_names is None:
         out_names = _unique_names(fgraph.outputs, "output_", taken)
@@ -163,17 +164,48 @@ def fgraph_to_onnx(
     return ConversionResult(g, names, out_names, initializer_inputs)
 
 
-def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True) -> None:
+class ConversionScope:
+    """The graph being converted: its builder, its env, its nodes (in
+    topological order) and its outputs. Rules with inner graphs (IfElse) read
+    it to convert part of the surrounding graph inside a subgraph."""
+
+    def __init__(self, g, env: dict, nodes: list, outputs):
+        self.g = g
+        self.env = env
+        self.nodes = nodes
+        #: the graph's outputs; None when the caller did not say
+        self.outputs = None if outputs is None else list(outputs)
+
+
+_scopes = threading.local()
+
+
+def current_scope() -> ConversionScope | None:
+    """The innermost graph ``convert_nodes`` is converting (None outside a conversion)."""
+    stack = getattr(_scopes, "stack", None)
+    return stack[-1] if stack else None
+
+
+def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=None) -> None:
     """Apply the rules to ``nodes`` (in topological order), extending ``env``
     (Variable -> ONNX value). Also used for inner graphs such as Composite's,
-    whose scalar nodes run on whole tensors (``check_shapes=False`` there)."""
-    for node in nodes:
-        inputs = [_lookup(g, env, var) for var in node.inputs]
-        result = onnx_funcify(node.op, node, g, *inputs)
-        outs = _as_output_list(result, node)
-        for var, value in zip(node.outputs, outs):
-            _check_output(node, var, value, check_shapes)
-            env[var] = value
+    whose scalar nodes run on whole tensors (``check_shapes=False`` there).
+    ``outputs``: the graph's outputs, if known (see ``ConversionScope``)."""
+    nodes = list(nodes)
+    stack = getattr(_scopes, "stack", None)
+    if stack is None:
+        stack = _scopes.stack = []
+    stack.append(ConversionScope(g, env, nodes, outputs))
+    try:
+        for node in nodes:
+            inputs = [_lookup(g, env, var) for var in node.inputs]
+            result = onnx_funcify(node.op, node, g, *inputs)
+            outs = _as_output_list(result, node)
+            for var, value in zip(node.outputs, outs):
+                _check_output(node, var, value, check_shapes)
+                env[var] = value
+    finally:
+        stack.pop()
 
 
 def lookup(g, env, var):
@@ -254,5 +286,5 @@ def _op_from_graph(op, node, g, *inputs):
     # ...) use that rule instead.
     inner = op.fgraph
     env = dict(zip(inner.inputs, inputs, strict=True))
-    convert_nodes(inner.toposort(), g, env)
+    convert_nodes(inner.toposort(), g, env, outputs=inner.outputs)
     return [_lookup(g, env, out) for out in inner.outputs]

@@ -277,6 +277,7 @@ def _argmax(op, node, g, x):
         # NumPy's argmax of a 0-d array (or over no axes) is 0 everywhere.
         return g.op("Expand", const(g, 0, "int64"), g.op("Shape", x))
 
+    original = x
     x = _move_axes_last(g, x, axes)
     n_kept = x.rank - len(axes)
     if len(axes) > 1:
@@ -303,7 +304,8 @@ def _argmax(op, node, g, x):
         has_nan = g.op("ReduceMax", is_nan, axes=[last], keepdims=0)
         index = g.op("Where", g.cast(has_nan, "bool"), first_nan, index)
     if may_be_empty(static_shape, axes):
-        index = check_nonempty_reduction(g, x, [last], index)
+        # On the original axes: the flattening Reshape reads a 0 size as "copy".
+        index = check_nonempty_reduction(g, original, axes, index)
     return index
 
 

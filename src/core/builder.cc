@@ -105,8 +105,10 @@ void GraphBuilder::output(Value* value, const std::string& requested_name) {
   const std::string name = graph_->parent() && graph_->name_taken(requested_name) && value->name != requested_name
                                ? graph_->unique_name(requested_name)
                                : requested_name;
+  // A subgraph may not return an enclosing graph's value directly (ONNX
+  // Runtime rejects it): it returns an Identity of it.
   const bool needs_identity = value->is_graph_input || value->constant || value->producer == nullptr ||
-                              graph_->is_output(value);
+                              graph_->is_output(value) || !graph_->owns(value);
   if (needs_identity) value = emit("Identity", {value}, {}, 1)[0];
   if (value->name != name) {
     if (Value* holder = graph_->find_value(name)) {

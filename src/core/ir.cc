@@ -72,6 +72,11 @@ Value* Graph::add_input_named(const std::string& name, DType dtype, Shape shape)
   return v;
 }
 
+std::string Graph::unique_node_name(const std::string& hint) {
+  const int64_t n = named_node_counters_[hint]++;
+  return n == 0 ? hint : hint + " #" + std::to_string(n);
+}
+
 Value* Graph::add_initializer(const std::string& name_hint, Tensor tensor) {
   Value* v = new_value(unique_name(name_hint));
   v->dtype = tensor.dtype();

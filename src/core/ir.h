@@ -86,6 +86,9 @@ class Graph {
   // it, at any depth) reads.
   std::unordered_set<std::string> names_read_by_subgraphs() const;
 
+  // A node name not yet given to a node of this graph by this function:
+  // "<hint>", then "<hint> #<n>" (ONNX Runtime rejects repeated node names).
+  std::string unique_node_name(const std::string& hint);
   // A name not yet used in this graph or its ancestors: "<hint>" or "<hint>_<n>".
   std::string unique_name(const std::string& hint);
   bool name_taken(const std::string& name) const;
@@ -113,6 +116,7 @@ class Graph {
   // subgraph's reads of outer values go by name, so no two may collide.
   std::shared_ptr<std::unordered_set<std::string>> tree_names_;
   std::unordered_map<std::string, int64_t> node_name_counters_;
+  std::unordered_map<std::string, int64_t> named_node_counters_;  // unique_node_name
   size_t nodes_with_subgraphs_ = 0;  // lets has_users skip the subgraph scan
 };
 

@@ -156,6 +156,7 @@ struct Call {
   std::string domain;
   size_t n_outputs = 1;
   std::vector<std::string> output_dtypes;
+  std::string node_name;  // names the node producing the first output (shown in runtime errors)
 };
 
 Call parse_call(const std::string& what, nb::args args, nb::kwargs kwargs) {
@@ -176,6 +177,7 @@ Call parse_call(const std::string& what, nb::args args, nb::kwargs kwargs) {
     if (name == "domain") call.domain = nb::cast<std::string>(value);
     else if (name == "outputs") call.n_outputs = nb::cast<size_t>(value);
     else if (name == "output_dtypes") call.output_dtypes = nb::cast<std::vector<std::string>>(value);
+    else if (name == "node_name") call.node_name = nb::cast<std::string>(value);
     else if (!value.is_none()) call.attrs.set(name, attribute_from_python(name, value));
   }
   if (!call.output_dtypes.empty() && call.output_dtypes.size() != call.n_outputs) {
@@ -276,10 +278,16 @@ NB_MODULE(_core, m) {
                                             call.domain);
             // Ops of custom domains have no inference here: the rule states their dtypes.
             declare_dtypes(op_type, outs, call.output_dtypes);
+            // ONNX Runtime names the failing node in its errors: a rule can make
+            // a run-time check recognisable by naming the node that performs it.
+            if (!call.node_name.empty() && !outs.empty() && outs[0]->producer && g.graph().owns(outs[0])) {
+              outs[0]->producer->name = g.graph().unique_node_name(call.node_name);
+            }
             return wrap_outputs(g, outs, call.n_outputs);
           },
           nb::arg("op_type"), nb::arg("args"), nb::arg("kwargs"),
-          "Emit an ONNX op: g.op(type, *inputs, domain='', outputs=1, output_dtypes=None, **attributes). "
+          "Emit an ONNX op: g.op(type, *inputs, domain='', outputs=1, output_dtypes=None, node_name=None, "
+          "**attributes). "
           "Attributes may be given in any form the op has at any opset (e.g. axes=[...]); the builder writes "
           "the target opset's form. output_dtypes declares the dtypes of a custom-domain op's outputs.")
       .def(

@@ -149,6 +149,70 @@ TEST(Passes, ValuesReadBySubgraphsAreKept) {
   EXPECT_EQ(count(g.graph(), "Exp"), 1u);
 }
 
+TEST(Passes, DeadWorkInsideSubgraphsGoesAndFreesOuterValues) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  Value* e = g.op1("Exp", {x});  // read only by dead work inside the branch
+  GraphBuilder then_branch(g, "then");
+  then_branch.op1("Log", {e});  // dead
+  then_branch.output(then_branch.op1("Sqrt", {x}), "then_out");
+  GraphBuilder else_branch(g, "else");
+  else_branch.output(else_branch.op1("Neg", {x}), "else_out");
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  Value* y = g.op1("If", {cond}, {{"then_branch", then_branch.shared_graph()}, {"else_branch", else_branch.shared_graph()}});
+  g.output(y, "y");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(then_branch.graph(), "Log"), 0u);
+  EXPECT_EQ(count(then_branch.graph(), "Sqrt"), 1u);
+  EXPECT_EQ(count(g.graph(), "Exp"), 0u);
+  EXPECT_EQ(count(g.graph(), "If"), 1u);
+}
+
+TEST(Passes, NestedSubgraphReadsKeepTheirValues) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  GraphBuilder outer_then(g, "outer_then");
+  Value* mid = outer_then.op1("Exp", {x});  // read only by the nested branch
+  GraphBuilder inner_then(outer_then, "inner_then");
+  inner_then.output(inner_then.op1("Log", {mid}), "inner_then_out");
+  GraphBuilder inner_else(outer_then, "inner_else");
+  inner_else.output(inner_else.op1("Neg", {x}), "inner_else_out");
+  Value* inner = outer_then.op1(
+      "If", {cond}, {{"then_branch", inner_then.shared_graph()}, {"else_branch", inner_else.shared_graph()}});
+  outer_then.output(inner, "outer_then_out");
+  GraphBuilder outer_else(g, "outer_else");
+  outer_else.output(x, "outer_else_out");  // an enclosing value: returned through an Identity
+  Value* y = g.op1("If", {cond}, {{"then_branch", outer_then.shared_graph()}, {"else_branch", outer_else.shared_graph()}});
+  g.output(y, "y");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(outer_then.graph(), "Exp"), 1u);
+  EXPECT_EQ(count(inner_then.graph(), "Log"), 1u);
+  ASSERT_EQ(outer_else.graph().outputs().size(), 1u);
+  EXPECT_TRUE(outer_else.graph().owns(outer_else.graph().outputs()[0]));
+  EXPECT_EQ(count(outer_else.graph(), "Identity"), 1u);
+}
+
+TEST(Passes, CommonSubexpressionsInsideALoopBodyMerge) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  GraphBuilder body(g, "body");
+  body.input("i", DType::Int64, shape_of_sizes({}));
+  Value* keep_going = body.input("cond", DType::Bool, shape_of_sizes({}));
+  Value* carried = body.input("acc", DType::Float32, shape_of_sizes({2}));
+  Value* a = body.op1("Exp", {x});
+  Value* b = body.op1("Exp", {x});
+  body.output(keep_going, "cond_out");
+  body.output(body.op1("Add", {carried, body.op1("Mul", {a, b})}), "acc_out");
+  Value* trips = g.int64s({3});
+  Value* start = g.constant(Tensor::scalar(DType::Bool, 1.0));
+  Value* y = g.op("Loop", {g.op1("Squeeze", {trips}), start, x}, {{"body", body.shared_graph()}}, 1)[0];
+  g.output(y, "y");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(body.graph(), "Exp"), 1u);
+  EXPECT_EQ(body.graph().outputs().size(), 2u);
+}
+
 }  // namespace
 }  // namespace pytensor_onnx
 

@@ -97,7 +97,7 @@ def test_usage_python_blocks_run(tmp_path, monkeypatch):
         except Exception as exc:
             raise AssertionError(f"docs/usage.md python block {i} failed:\n{block}") from exc
     # What the blocks claim to write exists and is valid.
-    for name in ("classifier.onnx", "big.onnx", "accumulate.onnx", "softsign.onnx"):
+    for name in ("classifier.onnx", "big.onnx", "accumulate.onnx", "softsign.onnx", "ar1.onnx"):
         onnx.checker.check_model(str(tmp_path / name), full_check=True)
     assert (tmp_path / "big.onnx.data").is_file()
 

@@ -438,3 +438,11 @@ def test_sum_rule_uses_matmul_for_integers_only(rng):
     assert Sum in op_types(fn)
     node_types = onnx_op_types(fn)
     assert "MatMul" in node_types and "ReduceSum" in node_types
+
+
+def test_argmax_over_several_axes_one_of_them_empty_raises(rng):
+    # Found by test_reductions_hypothesis: the flattening Reshape read the
+    # empty reduced size as "copy the input dim" (1), so no error was raised.
+    x = pt.tensor("x", shape=(None, None, None))
+    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((0, 1, 0))], ValueError, "zero-size|empty")
+    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((2, 1, 0))], ValueError, "zero-size|empty")

@@ -47,9 +47,29 @@ def _elemwise(rng):
     return [x], [x.T + pt.exp(x).sum(axis=1)], [rng.normal(size=(2, 3))]
 
 
+def _ifelse(rng):
+    from pytensor_onnx.compat import ifelse
+
+    c, x = pt.scalar("c"), pt.vector("x")
+    return [c, x], ifelse(c > 0, [pt.exp(x), x.sum()], [-x, x.max()]), [np.float64(-1.0), rng.normal(size=3)]
+
+
+def _raise_op(rng):
+    from pytensor.raise_op import Assert
+
+    x = pt.vector("x")
+    return [x], [Assert("x must be short")(x * 2, x.shape[0] < 5)], [rng.normal(size=3)]
+
+
 def _math(rng):
     x = pt.matrix("x")
     return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
+
+
+def _scan(rng):
+    x, x0 = pt.vector("x"), pt.scalar("x0")
+    ys = pytensor.scan(lambda xt, prev: 0.5 * prev + xt, sequences=[x], outputs_info=[x0], return_updates=False)
+    return [x, x0], [ys, pytensor.grad(ys.sum(), x)], [rng.normal(size=4), np.float64(1.0)]
 
 
 def _scalar(rng):
@@ -84,8 +104,11 @@ CASES = {
     "blas": _blas,
     "composite": _composite,
     "elemwise": _elemwise,
+    "ifelse": _ifelse,
     "math": _math,
+    "raise_op": _raise_op,
     "scalar": _scalar,
+    "scan": _scan,
     "shape": _shape,
     "special": _special,
     "subtensor": _subtensor,

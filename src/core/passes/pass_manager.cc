@@ -8,10 +8,30 @@
 
 namespace pytensor_onnx {
 
+namespace {
+
+// Optimizes the If/Loop bodies of `graph`'s nodes; whether any changed.
+// Subgraph nodes read enclosing values directly (they are in those values'
+// user lists), so work a subgraph drops frees outer values for the outer
+// graph's dead-node pass.
+bool optimize_subgraphs(Graph& graph, const PassOptions& options) {
+  bool changed = false;
+  for (Node* node : graph.nodes()) {
+    for (const auto& attr : node->attrs.items()) {
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) {
+        changed |= optimize_graph(**sub, options) > 0;
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
 int optimize_graph(Graph& graph, const PassOptions& options) {
   int sweeps = 0;
   for (int i = 0; i < options.max_iterations; ++i) {
-    bool changed = false;
+    bool changed = optimize_subgraphs(graph, options);
     changed |= remove_redundant_casts_and_identities(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
     changed |= deduplicate_initializers(graph);
