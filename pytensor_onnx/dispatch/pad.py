@@ -36,6 +36,9 @@ def _source_positions(g, mode, size, before, after):
     """For each output position along one axis, the input position it copies."""
     size = size if not isinstance(size, int) else int64_const(g, size)
     offsets = g.op("Range", g.op("Neg", before), g.op("Add", size, after), int64_const(g, 1))
+    # An empty axis has no positions to map (zero widths) or none to copy
+    # (NumPy raises; the Gather then fails on index 0): Mod by 0 must not run.
+    size = g.op("Max", size, int64_const(g, 1))
     if mode == "wrap":
         return g.op("Mod", offsets, size)
     if mode == "symmetric":
@@ -68,6 +71,9 @@ def _pad(op, node, g, x, pad_width, *extra):
     if mode in ("wrap", "symmetric", "reflect"):
         return _gather_pad(g, x, _widths(g, pad_width, rank), mode)
     if mode == "edge" or (mode == "constant" and extra[0].rank == 0):
+        # PyTensor's graphs for these modes upcast (an int8 input pads to
+        # float64): pad in the output's dtype.
+        x = g.cast(x, node.outputs[0].type.dtype)
         pads = _onnx_pads(g, _widths(g, pad_width, rank), rank)
         if mode == "edge":
             return g.op("Pad", x, pads, mode="edge")

@@ -8,7 +8,7 @@ multiplied with the reversed second input (MatMul, which wraps integers as
 NumPy does). "valid" is the middle of "full": convolution is commutative, so
 it drops min(n, k) - 1 values at each end whichever input is longer. The
 windows take (n + k - 1) * k elements of memory. Batched inputs arrive as a
-Blockwise of this Op, which is converted by the Blockwise rule.
+Blockwise of this Op (no Blockwise rule exists yet: NotImplementedError).
 """
 
 import numpy as np

@@ -131,3 +131,17 @@ def test_softmax_gradient_graph(rng):
     x = pt.tensor("x", dtype="float64", shape=(None, None))
     cost = (log_softmax(x, axis=1) * pt.arange(3)).sum()
     compare_onnx_and_py([x], [pt.grad(cost, x)], [rng.normal(size=(2, 3))])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_training_through_softmax(axis, dtype, rng):
+    # PyTensor 2.38 differentiates softmax with its SoftmaxGrad Op; 3.x
+    # differentiates the softmax graph itself. Both must train.
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    w = pt.tensor("w", dtype=dtype, shape=(None, None))
+    cost = (softmax(x, axis=axis) * w).sum() + (softmax(2 * x, axis=axis) ** 2).sum()
+    values = [rng.normal(size=(3, 4)).astype(dtype), rng.normal(size=(3, 4)).astype(dtype)]
+    fn, _ = compare_onnx_and_py([x, w], [pt.grad(cost, x)], values, rtol=1e-4 if dtype == "float32" else None)
+    if compat.SoftmaxGrad is not None:
+        assert_converted(fn, compat.SoftmaxGrad)
