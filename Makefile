@@ -84,11 +84,10 @@ test-legs:
 example: build
 	$(PY) examples/mlp_classifier.py
 
+# Every workload of issue 13 on every backend, one table (bench/results.md
+# holds a committed run). The other bench/ scripts run on their own.
 bench: build
-	$(PY) bench/overhead.py
-	$(PY) bench/elementwise.py
-	$(PY) bench/conversion.py
-	$(PY) bench/kernel_table_cost.py
+	$(PY) bench/backends.py
 
 # Regenerate the supported-op table (tests check it is current). Run on the
 # default leg: the table is written for its PyTensor line.

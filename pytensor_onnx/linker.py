@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copyreg
 import hashlib
 import logging
 from collections import OrderedDict
 
 import numpy as np
-from pytensor.link.basic import JITLinker
+from pytensor.link.basic import Container, JITLinker
 from pytensor.scalar.basic import ScalarType
 
 logger = logging.getLogger("pytensor_onnx")
@@ -17,10 +18,15 @@ _SESSION_CACHE_SIZE = 64
 
 
 def default_session_options():
-    """Session options tuned for PyTensor-style use (see bench/overhead.py).
+    """Session options tuned for PyTensor-style use, chosen from
+    bench/session_options.py (results in bench/results.md).
 
-    The intra-op pool does not spin while idle: a spinning pool burns a core
-    between calls and slows the rest of the process (and PyTensor's own
+    Intra-op threads: ONNX Runtime's default (one per physical core). On the
+    2-core machine it was measured on, 2 threads run the 1e6-element chain
+    1.4x faster than 1 thread, and the MLP gains too; tiny graphs do not use
+    the pool. The pool does not spin while idle: spinning gained nothing
+    measurable on any workload there, and a spinning pool burns a core
+    between calls, slowing the rest of the process (and PyTensor's own
     Python-side work) on small machines.
     """
     import onnxruntime as ort
@@ -127,7 +133,12 @@ class ONNXLinker(JITLinker):
         return onnx.load_from_string(self.onnx_model_bytes)
 
     def fgraph_convert(self, fgraph, order=None, input_storage=None, output_storage=None, storage_map=None, **kwargs):
-        """Convert ``fgraph`` to ONNX, open its session, and return ``run(*inputs) -> outputs``."""
+        """Convert ``fgraph`` to ONNX, open its session, and return ``run(*inputs) -> outputs``.
+
+        Every fgraph input (shared variables included) is a graph input of
+        this model; ``create_jitable_thunk`` then bakes the shared variables
+        the function does not update into the session as initializers.
+        """
         from pytensor_onnx.dispatch import fgraph_to_onnx
 
         converted = fgraph_to_onnx(fgraph, opset_version=self.opset_version, shared_as_initializers=False)
@@ -159,33 +170,197 @@ class ONNXLinker(JITLinker):
         fgraph = self.fgraph
         output_nodes = [o.owner for o in fgraph.outputs if o.owner is not None][:1]
         run_onnx = self.fgraph_convert(fgraph, order, input_storage, output_storage, storage_map)
-        feeds = tuple(zip(self._input_names, (storage_map[var] for var in fgraph.inputs)))
-        out_cells = [storage_map[var] for var in fgraph.outputs]
-        out_names = self._output_names
-        run = self.session._sess.run
+        cells = [storage_map[var] for var in fgraph.inputs]
+        runner = _SessionRunner(self, fgraph, cells, [storage_map[var] for var in fgraph.outputs])
+        self.runner = runner
+        thunk = runner.thunk
+        thunk.inputs = cells
+        thunk.outputs = runner.out_cells
+        thunk.lazy = False
+        return [thunk], output_nodes, run_onnx
+
+
+#: After this many rebuilds for changed shared values a function stops baking
+#: them and feeds them as session inputs on every call (their values change
+#: too often for the rebuild to pay: another function updates them).
+MAX_REBINDS = 4
+
+
+def bakeable_inputs(fgraph) -> list[int]:
+    """Indices of the fgraph inputs baked as initializers in execution mode:
+    tensor shared variables the function does not update."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.tensor.type import TensorType
+
+    updated = set(getattr(fgraph, "update_mapping", {}).values())
+    return [
+        i
+        for i, var in enumerate(fgraph.inputs)
+        if isinstance(var, SharedVariable) and isinstance(var.type, TensorType) and i not in updated
+    ]
+
+
+class _VersionedContainer(Container):
+    """A shared variable's Container that counts the values set through it.
+
+    ``set_value`` goes through ``Container.value``; the count lets a function
+    that baked the value notice ``s.set_value(f(s.get_value(borrow=True)),
+    borrow=True)`` (PyTensor's documented in-place idiom), which keeps the
+    same array object. It pickles and copies as a plain Container.
+    """
+
+    onnx_value_version = 0
+
+    def _set_counted(self, value):
+        Container.__set__(self, value)
+        self.onnx_value_version += 1
+
+    value = property(Container.__get__, _set_counted)
+
+    def __reduce_ex__(self, protocol):
+        state = super().__reduce_ex__(protocol)[2]
+        return (copyreg._reconstructor, (Container, object, None), state)
+
+
+def _versioned(container) -> Container | None:
+    """``container``, made to count set values (None for Container types this cannot do for)."""
+    if type(container) is Container:
+        container.__class__ = _VersionedContainer
+    return container if isinstance(container, _VersionedContainer) else None
+
+
+class _SessionRunner:
+    """Runs one function's model: the session, the cells it feeds from, and
+    the shared values it baked in as initializers.
+
+    Baked values are initializers of the session (ONNX Runtime pre-packs and
+    folds them as it does for an exported model). Each call checks that every
+    baked shared variable still holds the very object that was baked (one
+    identity test per variable) and rebuilds the session when one was
+    replaced (an update by another function) or set again (``set_value``,
+    counted by its Container). Other in-place writes into a baked array are
+    not guaranteed to be seen (docs/usage.md, "Execution mode").
+    """
+
+    def __init__(self, linker, fgraph, cells, out_cells):
+        import onnx
+
+        self.linker = linker
+        self.fgraph = fgraph
+        self.cells = cells
+        self.out_cells = out_cells
+        self.names = linker._input_names
+        self.out_names = linker._output_names
+        self.rebinds = 0
         # PyTensor holds ScalarType values as NumPy scalars; ONNX Runtime wants
         # 0-d arrays in, and PyTensor wants NumPy scalars back.
-        scalar_inputs = {name for (name, _), var in zip(feeds, fgraph.inputs) if isinstance(var.type, ScalarType)}
-        scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
-        input_names = self._input_names
+        self.scalar_inputs = {
+            name for name, var in zip(self.names, fgraph.inputs) if isinstance(var.type, ScalarType)
+        }
+        self.scalar_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, ScalarType)]
+        self.baked = bakeable_inputs(fgraph)
+        self.containers = {i: _versioned(fgraph.inputs[i].container) for i in self.baked}
+        self.base_model = onnx.load_from_string(linker.onnx_model_bytes) if self.baked else None
+        self.bind()
+        if not self.baked:
+            self.thunk = self.run_once  # never rebinds: no indirection
+        else:
+            runner = self
+
+            def thunk():
+                for cell, value, container, version in runner.checks:
+                    if cell[0] is not value or (container is not None and container.onnx_value_version != version):
+                        runner._rebind()
+                        break
+                return runner.run_once()
+
+            self.thunk = thunk
+
+    def bind(self):
+        """Open the session for the current shared values and build the thunk."""
+        baked = self.baked if self.rebinds <= MAX_REBINDS else []
+        values = [self.cells[i][0] for i in baked]
+        if baked:
+            session = self._baked_session(baked, values)
+        else:
+            session = get_session(self.linker.onnx_model_bytes, self.linker.session_options, self.linker.providers)
+        self.linker.session = session
+        fed = [i for i in range(len(self.cells)) if i not in set(baked)]
+        self.checks = tuple(
+            (self.cells[i], value, self.containers[i], getattr(self.containers[i], "onnx_value_version", 0))
+            for i, value in zip(baked, values)
+        )
+        self.run_once = self._make_run(session._sess.run, fed)
+
+    def _baked_session(self, baked, values):
+        import onnx
+        import onnxruntime as ort
+
+        model = onnx.ModelProto()
+        model.CopyFrom(self.base_model)
+        graph = model.graph
+        names = [self.names[i] for i in baked]
+        keep = [v for v in graph.input if v.name not in set(names)]
+        del graph.input[:]
+        graph.input.extend(keep)
+        arrays = [np.asarray(v, order="C") for v in values]  # (ascontiguousarray makes 0-d arrays 1-d)
+        user_options = self.linker.session_options
+        for name, array in zip(names, arrays):
+            tensor = onnx.TensorProto()
+            tensor.name = name
+            tensor.data_type = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
+            tensor.dims.extend(array.shape)
+            if user_options is None:
+                # A placeholder: the data comes from the OrtValue below,
+                # not through the model bytes.
+                tensor.data_location = onnx.TensorProto.EXTERNAL
+                entry = tensor.external_data.add()
+                entry.key, entry.value = "location", "pytensor-onnx-shared-value"
+            else:
+                # The caller's SessionOptions cannot be copied, and adding
+                # initializers to them would leak into their other sessions.
+                tensor.raw_data = array.tobytes()
+            graph.initializer.append(tensor)
+        if user_options is None:
+            options = default_session_options()
+            ort_values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]
+            # The external initializers satisfy the placeholders when the
+            # model loads (ORT >= 1.32 refuses an unresolved external path in
+            # a model given as bytes); add_initializer then makes the session
+            # use the arrays' own memory instead of its copy of them
+            # (measured: a 64 MB weight read by an Add costs 64 MB less).
+            # Weights ONNX Runtime pre-packs (MatMul's B) are still packed
+            # into its own buffer.
+            options.add_external_initializers(names, ort_values)
+            for name, value in zip(names, ort_values):
+                options.add_initializer(name, value)
+            # The session reads these buffers: they live as long as it does.
+            self._bound_buffers = (arrays, ort_values, options)
+        else:
+            options = user_options
+        providers = list(self.linker.providers) if self.linker.providers else ["CPUExecutionProvider"]
+        try:
+            return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=providers)
+        except Exception as exc:  # ORT raises its own exception types
+            raise RuntimeError(f"ONNX Runtime rejected the model built for this graph: {exc}") from exc
+
+    def _rebind(self):
+        self.rebinds += 1
+        self.bind()
+
+    def _make_run(self, run, fed):
+        feeds = tuple((self.names[i], self.cells[i]) for i in fed)
+        out_cells, out_names = self.out_cells, self.out_names
+        scalar_inputs, scalar_outputs = self.scalar_inputs, self.scalar_outputs
+        names, fgraph, cells = self.names, self.fgraph, self.cells
 
         def fail(exc):
-            args = [cell[0] for _, cell in feeds]
-            raise run_error(exc, _describe_failure(exc, input_names, args, fgraph)) from exc
+            args = [cell[0] for cell in cells]
+            raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
 
-        if not scalar_inputs and not scalar_outputs:
-            # The hot path: nothing but the run and the output stores.
-            def thunk():
-                try:
-                    results = run(out_names, {name: cell[0] for name, cell in feeds}, None)
-                except Exception as exc:
-                    fail(exc)
-                for cell, value in zip(out_cells, results):
-                    cell[0] = value
-                return results
-        else:
+        if scalar_inputs or scalar_outputs:
 
-            def thunk():
+            def run_once():
                 feed = {name: np.asarray(cell[0]) if name in scalar_inputs else cell[0] for name, cell in feeds}
                 try:
                     results = run(out_names, feed, None)
@@ -197,10 +372,18 @@ class ONNXLinker(JITLinker):
                     cell[0] = value
                 return results
 
-        thunk.inputs = [cell for _, cell in feeds]
-        thunk.outputs = out_cells
-        thunk.lazy = False
-        return [thunk], output_nodes, run_onnx
+        else:
+            # The hot path: nothing but the run and the output stores.
+            def run_once():
+                try:
+                    results = run(out_names, {name: cell[0] for name, cell in feeds}, None)
+                except Exception as exc:
+                    fail(exc)
+                for cell, value in zip(out_cells, results):
+                    cell[0] = value
+                return results
+
+        return run_once
 
 
 def run_error(exc, description: str) -> BaseException:

@@ -384,3 +384,28 @@ def test_export_function_compiled_in_onnx_mode(tmp_path):
     (got,) = run_model(str(path), x_value)
     assert_same_result(got, fn(x_value))
     assert_same_result(got, np.exp(x_value) * np.array([3.0, 4.0]))
+
+
+def test_export_leaves_pytensor_config_as_it_was():
+    # export_onnx runs its rewrites without recording creation stacks; the
+    # setting is PyTensor's global config and must come back, errors or not.
+    import pytensor
+
+    before = pytensor.config.traceback__limit
+    x = pt.vector("x")
+    export_onnx([x], [pt.exp(x) * 2])
+    assert pytensor.config.traceback__limit == before
+
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+
+    class NoRuleOp(Op):
+        def make_node(self, v):
+            return Apply(self, [v], [v.type()])
+
+        def perform(self, node, inputs, outputs):
+            outputs[0][0] = inputs[0]
+
+    with pytest.raises(NotImplementedError, match="NoRuleOp"):
+        export_onnx([x], [NoRuleOp()(x) * 2])
+    assert pytensor.config.traceback__limit == before

@@ -160,3 +160,210 @@ def test_shared_variable_as_export_input_is_rejected(rng):
     x = pt.vector("x")
     with pytest.raises(TypeError, match=r"inputs\[1\] is the shared variable W; shared variables are baked"):
         export_onnx([x, W], [x * W])
+
+
+# Execution mode bakes the shared variables a function does not update into
+# its session as initializers (pytensor_onnx/linker.py); these check that no
+# change of their value is missed.
+
+
+def session_input_names(fn):
+    return [i.name for i in fn.maker.linker.session.get_inputs()]
+
+
+def mlp_function(rng, dtype="float32"):
+    x = pt.matrix("x", dtype=dtype)
+    W = pytensor.shared(rng.normal(size=(3, 4)).astype(dtype), name="W")
+    b = pytensor.shared(rng.normal(size=4).astype(dtype), name="b")
+    fn = pytensor.function([x], pt.tanh(pt.dot(x, W) + b), mode="ONNX")
+    return fn, x, W, b
+
+
+def test_unupdated_shared_variables_are_initializers(rng):
+    fn, _, W, b = mlp_function(rng)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    assert_same_result(fn(value), np.tanh(value @ W.get_value() + b.get_value()), rtol=1e-5)
+    # Only x is fed: W and b live in the session.
+    assert len(session_input_names(fn)) == 1
+
+
+def test_updated_shared_variable_stays_an_input_and_others_are_baked():
+    x = pt.vector("x")
+    scale = pytensor.shared(np.array([2.0, 3.0]), name="scale")
+    acc = pytensor.shared(np.zeros(2), name="acc")
+    fn = pytensor.function([x], acc * scale, updates={acc: acc + x}, mode="ONNX")
+    assert len(session_input_names(fn)) == 2  # x and acc; scale is baked
+    fn(np.array([1.0, 1.0]))
+    assert_same_result(fn(np.array([1.0, 1.0])), np.array([2.0, 3.0]))
+    assert_same_result(acc.get_value(), np.array([2.0, 2.0]))
+
+
+@pytest.mark.parametrize("borrow", [False, True])
+def test_set_value_of_baked_variable_is_seen(rng, borrow):
+    fn, _, W, b = mlp_function(rng)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    fn(value)
+    new_W = rng.normal(size=(3, 4)).astype("float32")
+    W.set_value(new_W, borrow=borrow)
+    assert_same_result(fn(value), np.tanh(value @ new_W + b.get_value()), rtol=1e-5)
+    if not borrow:
+        # set_value copied: changing the array given afterwards reaches
+        # neither W nor the function. (With borrow=True that write would be
+        # the unspecified case of docs/usage.md.)
+        new_W *= 2
+        want = np.tanh(value @ W.get_value() + b.get_value())
+        assert_same_result(fn(value), want, rtol=1e-5)
+        assert not np.allclose(W.get_value(), new_W)
+
+
+def test_set_value_of_the_same_array_after_in_place_change_is_seen(rng):
+    # PyTensor's documented in-place idiom keeps the very same array object.
+    fn, _, W, b = mlp_function(rng)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    fn(value)
+    inner = W.get_value(borrow=True)
+    inner *= -3
+    W.set_value(inner, borrow=True)
+    assert W.get_value(borrow=True) is inner
+    assert_same_result(fn(value), np.tanh(value @ inner + b.get_value()), rtol=1e-5)
+
+
+def test_set_value_with_a_new_shape(rng):
+    x = pt.matrix("x")
+    W = pytensor.shared(np.ones((3, 2)), name="W")
+    fn = pytensor.function([x], pt.dot(x, W), mode="ONNX")
+    value = rng.normal(size=(2, 3))
+    assert fn(value).shape == (2, 2)
+    W.set_value(rng.normal(size=(3, 5)))
+    assert_same_result(fn(value), value @ W.get_value())
+    W.set_value(np.zeros((3, 0)))
+    assert fn(value).shape == (2, 0)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.asarray(2.5), np.zeros((0, 3)), np.array([True, False]), np.arange(6, dtype="int8").reshape(2, 3)[:, ::2]],
+    ids=["0d", "empty", "bool", "non-contiguous"],
+)
+def test_baked_values_of_every_kind(value):
+    s = pytensor.shared(value, name="s")
+    fn = pytensor.function([], s * 1 if value.dtype != bool else ~s, mode="ONNX")
+    want = value * 1 if value.dtype != bool else ~value
+    assert_same_result(fn(), want)
+    assert session_input_names(fn) == []
+
+
+def test_value_updated_by_another_function_is_seen_and_falls_back_to_feeding():
+    from pytensor_onnx.linker import MAX_REBINDS
+
+    x = pt.vector("x")
+    acc = pytensor.shared(np.zeros(2), name="acc")
+    add = pytensor.function([x], [], updates={acc: acc + x}, mode="ONNX")
+    read = pytensor.function([], acc * 1.0, mode="ONNX")
+    for step in range(1, MAX_REBINDS + 4):
+        add(np.array([1.0, 2.0]))
+        assert_same_result(read(), np.array([1.0, 2.0]) * step)
+    # It changes on every call, so the reader now feeds it instead.
+    assert len(session_input_names(read)) == 1
+
+
+def test_shared_variable_with_baked_container_pickles_and_copies(rng):
+    import copy
+    import pickle
+
+    from pytensor.link.basic import Container
+
+    fn, _, W, _ = mlp_function(rng)
+    fn(rng.normal(size=(2, 3)).astype("float32"))
+    unpickled = pickle.loads(pickle.dumps(W))
+    # The pickle names PyTensor's own Container: loading it needs no pytensor_onnx.
+    assert type(unpickled.container) is Container
+    for clone in (unpickled, copy.deepcopy(W)):
+        assert_same_result(clone.get_value(), W.get_value())
+        clone.set_value(np.zeros((3, 4), dtype="float32"))
+        assert not np.allclose(W.get_value(), 0)
+
+
+@pytest.mark.parametrize("share_memory", [False, True])
+def test_function_copy_with_baked_values(rng, share_memory):
+    fn, x, W, b = mlp_function(rng)
+    py_fn = pytensor.function([x], pt.tanh(pt.dot(x, W) + b), mode=PY_MODE)
+    value = rng.normal(size=(2, 3)).astype("float32")
+    fn(value)
+    twin, py_twin = fn.copy(share_memory=share_memory), py_fn.copy(share_memory=share_memory)
+    assert_same_result(twin(value), py_twin(value), rtol=1e-5)
+    W.set_value(rng.normal(size=(3, 4)).astype("float32"))
+    assert_same_result(fn(value), py_fn(value), rtol=1e-5)
+    assert_same_result(twin(value), py_twin(value), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sgd_steps_match_the_python_linker(dtype):
+    # A two-layer network trained by SGD: the updated weights are fed and
+    # written back each step; the learning rate and the data, which no update
+    # touches, are baked. After N steps every value equals the py linker's.
+    rng = np.random.default_rng(7)
+    data = rng.normal(size=(16, 5)).astype(dtype)
+    labels = rng.integers(0, 3, 16)
+    W1_0, W2_0 = rng.normal(size=(5, 4)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype)
+
+    def make():
+        x = pytensor.shared(data, name="x")
+        y = pt.vector("y", dtype="int64")
+        W1, W2 = pytensor.shared(W1_0.copy(), name="W1"), pytensor.shared(W2_0.copy(), name="W2")
+        lr = pytensor.shared(np.asarray(0.1, dtype=dtype), name="lr")
+        logp = pt.special.log_softmax(pt.dot(pt.tanh(pt.dot(x, W1)), W2), axis=-1)
+        loss = -pt.mean(logp[pt.arange(y.shape[0]), y])
+        g1, g2 = pytensor.grad(loss, [W1, W2])
+        return [y], [loss], {W1: W1 - lr * g1, W2: W2 - lr * g2}, [W1, W2, lr]
+
+    assert_twins_agree(make, [(labels,)] * 6)
+
+
+def test_updated_state_is_the_runtime_output_buffer():
+    # The new value of an updated shared variable is ONNX Runtime's output
+    # buffer itself (no copy per call), and only it is fed: lr and x are baked.
+    x = pytensor.shared(np.ones((4, 3)), name="x")
+    W = pytensor.shared(np.ones(3), name="W")
+    lr = pytensor.shared(np.asarray(0.01), name="lr")
+    loss = pt.sum(pt.dot(x, W) ** 2)
+    step = pytensor.function([], loss, updates={W: W - lr * pytensor.grad(loss, W)}, mode="ONNX")
+    step()
+    assert session_input_names(step) == ["W"]
+    value = W.get_value(borrow=True)
+    assert not value.flags.owndata and value.base is not None
+    assert_same_result(value, np.ones(3) - 0.01 * 2 * 3 * 4 * np.ones(3))
+
+
+def test_baked_value_shares_memory_with_the_session():
+    # The session reads the shared variable's own array (no copy of it). This
+    # pins down the sharing: a write into the array without set_value is not
+    # part of the guarantees (docs/usage.md) and is seen here only because
+    # an Add reads the weight where it is.
+    x = pt.vector("x")
+    big = pytensor.shared(np.zeros(1000), name="big")
+    fn = pytensor.function([x], x + big, mode="ONNX")
+    assert_same_result(fn(np.ones(1000)), np.ones(1000))
+    assert session_input_names(fn) == ["x"]
+    big.get_value(borrow=True)[:] = 5.0
+    assert_same_result(fn(np.ones(1000)), np.full(1000, 6.0))
+
+
+def test_baked_values_with_own_session_options(rng):
+    # With the caller's SessionOptions the baked values travel in the model
+    # (their options object is left untouched); changes are still seen.
+    import onnxruntime as ort
+
+    from pytensor_onnx.mode import onnx_mode
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    x = pt.matrix("x")
+    W = pytensor.shared(rng.normal(size=(3, 2)), name="W")
+    fn = pytensor.function([x], pt.dot(x, W), mode=onnx_mode(session_options=options))
+    value = rng.normal(size=(4, 3))
+    assert_same_result(fn(value), value @ W.get_value())
+    assert session_input_names(fn) == ["x"]
+    W.set_value(rng.normal(size=(3, 5)))
+    assert_same_result(fn(value), value @ W.get_value())
+    assert fn.maker.linker.session.get_session_options().intra_op_num_threads == 1
