@@ -12,9 +12,10 @@ versions themselves.
 | ``Split`` axis | second input | second input | ``op.axis`` (static) |
 | ``AdvancedSubtensor1``/``AdvancedIncSubtensor1`` | exist | exist | removed |
 | ``blas.Ger`` | exists | exists | removed |
+| ``special.SoftmaxGrad`` | exists | removed | removed |
 | ``AdvancedSubtensor`` index layout | every index an input (slices via ``MakeSlice``) | ``idx_list`` | ``idx_list`` |
 | ``Softmax``/``LogSoftmax`` | ``COp``, axis int or None; Python impl. is SciPy's | ``TensorSymbolicOp`` (inner graph), axis tuple or None | same as 3.0 |
-| ``SoftmaxGrad`` (gradient of ``Softmax``) | an Op | gone (the gradient is a graph) | gone |
+| ``SortOp``/``ArgSortOp`` axis | second input | (not checked) | ``op.axis`` (static) |
 | rewrites of ``JoinDims``/``SplitDims`` to ``Reshape`` | ``local_*_dims_to_reshape`` | ``local_*_dims`` | ``local_*_dims`` |
 | ``Max``/``Min`` over an empty set | raise | raise | raise, or the identity with ``initial=True`` (FAST_RUN's ``logsumexp``) |
 | linear-algebra Ops | modules ``nlinalg``/``slinalg`` | | package ``pytensor.tensor.linalg`` (``nlinalg``/``slinalg`` deprecated aliases) |
@@ -48,8 +49,10 @@ import pytensor.tensor.special as _special
 import pytensor.tensor.subtensor as _subtensor
 import pytensor.tensor.xlogx as _xlogx
 from pytensor.compile.builders import OpFromGraph
+from pytensor.graph.basic import Constant
 from pytensor.tensor.basic import Join, Split
 from pytensor.tensor.random.op import RandomVariable
+from pytensor.tensor.sort import SortOp
 from pytensor.tensor.special import LogSoftmax, Softmax
 
 #: The installed PyTensor version string (for messages and metadata only).
@@ -102,6 +105,7 @@ LINE_SPECIFIC_OPS = frozenset(
         "AdvancedIncSubtensor1",
         "Ger",
         "LazyIfElse",
+        "SoftmaxGrad",
         *_LINE_SPECIFIC_SCALAR_OPS,
         "EighGrad",
         "EigvalshGrad",
@@ -280,6 +284,29 @@ def reduction_initial_value(op, dtype):
     if not getattr(op, "initial", False):
         return None
     return op.initial_value(dtype)
+
+
+#: Whether ``SortOp``/``ArgSortOp`` keep their axis as a static Op property
+#: (3.3+) instead of a second graph input (2.38).
+SORT_AXIS_IS_PROPERTY = "axis" in SortOp.__props__
+
+
+def sort_axis(op, node) -> int:
+    """The non-negative axis a ``SortOp``/``ArgSortOp`` node sorts along.
+
+    2.38 passes the axis as a second input, a constant in every graph its
+    ``sort``/``argsort`` helpers build (``axis=None`` flattens first); a
+    computed axis cannot give ONNX a static one.
+    """
+    ndim = node.inputs[0].type.ndim
+    if SORT_AXIS_IS_PROPERTY:
+        return op.axis
+    axis_var = node.inputs[1]
+    if not isinstance(axis_var, Constant):
+        raise NotImplementedError(
+            f"{type(op).__name__} with an axis computed at run time (node: {node}): ONNX needs a constant axis"
+        )
+    return int(axis_var.data) % ndim if ndim else 0
 
 
 def _scan_save_mem_without_prealloc():

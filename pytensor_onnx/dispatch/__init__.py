@@ -26,5 +26,9 @@ import pytensor_onnx.dispatch.raise_op
 import pytensor_onnx.dispatch.ifelse
 import pytensor_onnx.dispatch.scan
 import pytensor_onnx.dispatch.random
+import pytensor_onnx.dispatch.sort
+import pytensor_onnx.dispatch.extra_ops
+import pytensor_onnx.dispatch.pad
+import pytensor_onnx.dispatch.signal
 
 __all__ = ["ONNX_OPSET_VERSION", "ConversionResult", "fgraph_to_onnx", "onnx_funcify", "onnx_typify"]

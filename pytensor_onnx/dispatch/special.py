@@ -1,4 +1,4 @@
-"""Softmax and LogSoftmax.
+"""Softmax, LogSoftmax and (PyTensor 2.38) SoftmaxGrad.
 
 PyTensor defines both by their graph, ``x - max(x)`` then ``exp`` and a sum;
 the rules follow it step by step, so a slice holding +inf or NaN is NaN
@@ -61,7 +61,10 @@ if SoftmaxGrad is not None:
 
     @onnx_funcify.register(SoftmaxGrad)
     def _softmax_grad(op, node, g, dy, sm):
-        # SoftmaxGrad.perform (PyTensor 2.38): dy*sm - sum(dy*sm, axis, keepdims) * sm.
+        # SoftmaxGrad.perform (PyTensor 2.38): dy*sm - sum(dy*sm, axis, keepdims) * sm,
+        # in the output dtype (dy and sm may differ).
+        dtype = node.outputs[0].type.dtype
+        dy, sm = g.cast(dy, dtype), g.cast(sm, dtype)
         dy_sm = g.op("Mul", dy, sm)
         total = g.op("ReduceSum", dy_sm, axes=softmax_axes(op, sm.rank), keepdims=1)
         return g.op("Sub", dy_sm, g.op("Mul", total, sm))

@@ -89,6 +89,29 @@ def _scalar(rng):
     return [x], [x // 3, x % 3, pt.round(x * 0.5)], [np.array([-7, 0, 5], dtype="int32")]
 
 
+def _extra_ops(rng):
+    x = pt.matrix("x")
+    outputs = [pt.cumsum(x, axis=1), pt.cumprod(x, axis=0), pt.repeat(x, 2, axis=0), pt.searchsorted(pt.sort(x[0]), x[1])]
+    return [x], outputs, [rng.normal(size=(2, 3))]
+
+
+def _pad(rng):
+    x = pt.matrix("x")
+    return [x], [pt.pad(x, 1, mode=m) for m in ("constant", "edge", "reflect", "mean")], [rng.normal(size=(2, 3))]
+
+
+def _signal(rng):
+    from pytensor.tensor.signal import convolve1d
+
+    a, v = pt.vector("a"), pt.vector("v")
+    return [a, v], [convolve1d(a, v), convolve1d(a, v, mode="valid")], [rng.normal(size=5), rng.normal(size=2)]
+
+
+def _sort(rng):
+    x = pt.matrix("x")
+    return [x], [pt.sort(x, axis=0), pt.argsort(x, axis=1, stable=True)], [rng.normal(size=(2, 3))]
+
+
 def _shape(rng):
     x, y = pt.matrix("x"), pt.matrix("y")
     outputs = [pt.concatenate([x, y], axis=0), pt.concatenate([x, y], axis=-1), *pt.split(x, [1, 2], n_splits=2, axis=1)]
@@ -138,9 +161,11 @@ CASES = {
     "blockwise": _blockwise,
     "composite": _composite,
     "elemwise": _elemwise,
+    "extra_ops": _extra_ops,
     "ifelse": _ifelse,
     "math": _math,
     "nlinalg": _nlinalg,
+    "pad": _pad,
     "raise_op": _raise_op,
     "random": _random,
     "scalar": _scalar,
@@ -148,6 +173,8 @@ CASES = {
     "scan": _scan,
     "shape": _shape,
     "slinalg": _slinalg,
+    "signal": _signal,
+    "sort": _sort,
     "special": _special,
     "subtensor": _subtensor,
     "tensor_basic": _tensor_basic,

@@ -37,4 +37,13 @@ Value* expm1_float64(GraphBuilder& g, Value* x);
 Value* sinpi_float64(GraphBuilder& g, Value* x);
 Value* cospi_float64(GraphBuilder& g, Value* x);
 
+// sort.cc: NumPy's stable sort order along `axis` (NaN last), the sorted
+// values, np.searchsorted on a 1-D sorted array, and np.cumprod.
+Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis);
+Value* sort_stable(GraphBuilder& g, Value* x, int64_t axis);
+Value* searchsorted(GraphBuilder& g, Value* sorted, Value* v, bool right);
+Value* cumprod(GraphBuilder& g, Value* x, int64_t axis);
+// np.unique of a 1-D x: {values, first-occurrence index, inverse, counts}.
+std::vector<Value*> unique(GraphBuilder& g, Value* x);
+
 }  // namespace pytensor_onnx::recipes

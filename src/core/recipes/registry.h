@@ -59,5 +59,6 @@ void add_special_recipes(std::vector<RecipeInfo>& table);
 void add_bitwise_recipes(std::vector<RecipeInfo>& table);
 void add_linalg_recipes(std::vector<RecipeInfo>& table);
 void add_linalg_spectral_recipes(std::vector<RecipeInfo>& table);
+void add_sort_recipes(std::vector<RecipeInfo>& table);
 
 }  // namespace pytensor_onnx::recipes
