@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 from pytensor.raise_op import CheckAndRaise
+from pytensor.scalar.basic import ScalarType
 from pytensor.scan.op import Scan
 from pytensor.tensor.basic import get_underlying_scalar_constant_value
 from pytensor.tensor.exceptions import NotScalarConstantError
@@ -194,7 +195,9 @@ def _scan(op, node, g, n_steps, *outer):
     inner_inputs = list(fgraph.inputs)
     inner_outputs = list(fgraph.outputs)
     for var in [*node.inputs[1:], *node.outputs, *inner_inputs, *inner_outputs]:
-        if not isinstance(var.type, TensorType):
+        # A PyTensor scalar (e.g. a gradient's bool flag among the
+        # non-sequences) is a 0-d tensor in ONNX.
+        if not isinstance(var.type, TensorType | ScalarType):
             raise _unsupported(node, f"it carries {var} of type {var.type}; ONNX Loops carry tensors only")
 
     n_mit_mot, n_mit_sot, n_sit_sot = len(info.mit_mot_in_slices), len(info.mit_sot_in_slices), len(info.sit_sot_in_slices)

@@ -61,7 +61,9 @@ GraphBuilder::GraphBuilder(int opset, std::shared_ptr<Graph> graph, std::shared_
     : opset_(opset), graph_(std::move(graph)), context_(std::move(context)) {}
 
 GraphBuilder GraphBuilder::function_body(const GraphBuilder& caller, std::string name) {
-  return GraphBuilder(caller.opset_, std::make_shared<Graph>(std::move(name)), caller.context_);
+  GraphBuilder body(caller.opset_, std::make_shared<Graph>(std::move(name)), caller.context_);
+  body.is_function_body_ = true;
+  return body;
 }
 
 Value* GraphBuilder::input(const std::string& name, DType dtype, Shape shape) {
@@ -86,7 +88,10 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
         throw BuildError(op_type + " takes " + expected + " inputs at opset " + std::to_string(opset_) + ", got " +
                          std::to_string(inputs.size()));
       }
-      for (size_t i = 0; i < arity->min_inputs; ++i) {
+      // Loop's M (trip count) and cond are both optional, yet positional: the
+      // node always has them, possibly empty.
+      const size_t required = op_type == "Loop" ? 0 : arity->min_inputs;
+      for (size_t i = 0; i < required; ++i) {
         if (!inputs[i]) throw BuildError(op_type + ": input " + std::to_string(i) + " is required");
       }
     }
@@ -164,7 +169,7 @@ void GraphBuilder::output(Value* value, const std::string& requested_name, const
                      ", not the declared " + std::to_string(declared->size()));
   }
   // The ONNX checker requires a shape (a rank) for every main-graph output.
-  if (!graph_->parent() && !value->shape && !declared) {
+  if (!graph_->parent() && !is_function_body_ && !value->shape && !declared) {
     throw BuildError("output '" + requested_name + "' has a rank the builder cannot infer; declare its shape: "
                      "g.output(value, name, shape=[...])");
   }

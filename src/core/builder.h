@@ -81,6 +81,9 @@ class GraphBuilder {
   int opset_;
   std::shared_ptr<Graph> graph_;
   std::shared_ptr<ModelContext> context_;
+  // A model-local function's body: its outputs may have unknown ranks (the
+  // checker's rank requirement is for the main graph's outputs only).
+  bool is_function_body_ = false;
 };
 
 }  // namespace pytensor_onnx

@@ -56,5 +56,23 @@ TEST(BuilderRobustness, ValuesOfAnotherBuilderAreRefused) {
   EXPECT_THROW(a.op1("Abs", {inner}), BuildError);
 }
 
+TEST(BuilderRobustness, LoopTakesATripCountWithoutCondition) {
+  // Loop's M and cond are optional but positional: a counted loop leaves cond empty.
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, dims({}));
+  GraphBuilder body(g, "loop_body");
+  body.input("i", DType::Int64, dims({}));
+  Value* cond = body.input("cond", DType::Bool, dims({}));
+  Value* acc = body.input("acc", DType::Float64, dims({}));
+  body.output(cond, "cond_out");
+  body.output(body.op1("Add", {acc, acc}), "acc_out");
+  Value* trips = g.constant(Tensor::int64_scalar(3));
+  Value* y = g.op("Loop", {trips, nullptr, x}, {{"body", body.shared_graph()}})[0];
+  EXPECT_EQ(y->dtype, DType::Float64);
+  EXPECT_EQ(g.graph().num_nodes(), 1u);
+  // Without any loop-carried value the node is still refused: Loop needs its two positions.
+  EXPECT_THROW(g.op("Loop", {trips}, {{"body", body.shared_graph()}}), BuildError);
+}
+
 }  // namespace
 }  // namespace pytensor_onnx

@@ -12,13 +12,14 @@
 namespace pytensor_onnx {
 namespace {
 
+// Builders build recipes inline (no model-local functions): the tests look at the recipe's nodes.
 size_t count(const GraphBuilder& g, const std::string& op) {
   const auto nodes = g.graph().nodes();
   return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](const Node* n) { return n->op_type == op; }));
 }
 
 TEST(SortRecipes, ArgsortOfAKnownNonEmptyShapeHasNoEmptyGuard) {
-  GraphBuilder g(18);
+  GraphBuilder g(18, "main", /*use_functions=*/false);
   Value* x = g.input("x", DType::Float64, shape_of_sizes({3, 4}));
   std::vector<Value*> out = g.recipe("argsort_stable", {x}, {{"axis", int64_t{1}}});
   ASSERT_EQ(out.size(), 1u);
@@ -28,7 +29,7 @@ TEST(SortRecipes, ArgsortOfAKnownNonEmptyShapeHasNoEmptyGuard) {
 }
 
 TEST(SortRecipes, ArgsortGuardsAnAxisThatMayBeEmpty) {
-  GraphBuilder g(18);
+  GraphBuilder g(18, "main", /*use_functions=*/false);
   // The sorted axis alone may be empty without harm; another one may not.
   Value* sorted_axis_unknown = g.input("a", DType::Float32, shape_of_sizes({3, -1}));
   g.recipe("argsort_stable", {sorted_axis_unknown}, {{"axis", int64_t{1}}});
@@ -39,7 +40,7 @@ TEST(SortRecipes, ArgsortGuardsAnAxisThatMayBeEmpty) {
 }
 
 TEST(SortRecipes, SortKeepsTheDtypeAndRejectsBadAxes) {
-  GraphBuilder g(13);
+  GraphBuilder g(13, "main", /*use_functions=*/false);
   Value* x = g.input("x", DType::Int8, shape_of_sizes({5}));
   std::vector<Value*> out = g.recipe("sort_stable", {x}, {{"axis", int64_t{-1}}});
   EXPECT_EQ(out[0]->dtype, DType::Int8);
@@ -48,19 +49,19 @@ TEST(SortRecipes, SortKeepsTheDtypeAndRejectsBadAxes) {
 }
 
 TEST(SortRecipes, CumprodUsesTheOnnxOpFromOpset26Only) {
-  GraphBuilder old_opset(18);
+  GraphBuilder old_opset(18, "main", /*use_functions=*/false);
   Value* x = old_opset.input("x", DType::Int16, shape_of_sizes({2, 6}));
   EXPECT_EQ(old_opset.recipe("cumprod", {x}, {{"axis", int64_t{1}}})[0]->dtype, DType::Int16);
   EXPECT_EQ(count(old_opset, "CumProd"), 0u);
 
-  GraphBuilder new_opset(26);
+  GraphBuilder new_opset(26, "main", /*use_functions=*/false);
   Value* y = new_opset.input("y", DType::Int16, shape_of_sizes({2, 6}));
   EXPECT_EQ(new_opset.recipe("cumprod", {y}, {{"axis", int64_t{1}}})[0]->dtype, DType::Int16);
   EXPECT_EQ(count(new_opset, "CumProd"), 1u);
 }
 
 TEST(SortRecipes, UniqueReturnsValuesFirstIndexInverseAndCounts) {
-  GraphBuilder g(18);
+  GraphBuilder g(18, "main", /*use_functions=*/false);
   Value* x = g.input("x", DType::Float64, shape_of_sizes({-1}));
   std::vector<Value*> out = g.recipe("unique", {x});
   ASSERT_EQ(out.size(), 4u);
@@ -69,7 +70,7 @@ TEST(SortRecipes, UniqueReturnsValuesFirstIndexInverseAndCounts) {
 }
 
 TEST(SortRecipes, SearchsortedGivesInt64Positions) {
-  GraphBuilder g(18);
+  GraphBuilder g(18, "main", /*use_functions=*/false);
   Value* sorted = g.input("sorted", DType::Float64, shape_of_sizes({7}));
   Value* v = g.input("v", DType::Float64, shape_of_sizes({2, 3}));
   Value* pos = g.recipe("searchsorted", {sorted, v}, {{"right", int64_t{1}}})[0];
