@@ -218,6 +218,23 @@ def bakeable_inputs(fgraph) -> list[int]:
     ]
 
 
+def _names_read(graph) -> set[str]:
+    """Names of the values the nodes of ``graph`` and of its subgraphs read."""
+    import onnx
+
+    read = set()
+    for node in graph.node:
+        read.update(node.input)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                read |= _names_read(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for sub in attr.graphs:
+                    read |= _names_read(sub)
+    read.update(out.name for out in graph.output)
+    return read
+
+
 class _VersionedContainer(Container):
     """A shared variable's Container that counts the values set through it.
 
@@ -324,7 +341,13 @@ class _SessionRunner:
         keep = [v for v in graph.input if v.name not in set(names)]
         del graph.input[:]
         graph.input.extend(keep)
-        arrays = [np.asarray(v, order="C") for v in values]  # (ascontiguousarray makes 0-d arrays 1-d)
+        # A shared variable the rewritten graph no longer reads (only its
+        # static shape was used) is left out: ONNX Runtime drops unused
+        # initializers at load and then fails to bind the given value.
+        read = _names_read(graph)
+        used = [(name, value) for name, value in zip(names, values) if name in read]
+        names = [name for name, _ in used]
+        arrays = [np.asarray(v, order="C") for _, v in used]  # (ascontiguousarray makes 0-d arrays 1-d)
         user_options = self.linker.session_options
         for name, array in zip(names, arrays):
             tensor = onnx.TensorProto()

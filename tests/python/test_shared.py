@@ -367,3 +367,18 @@ def test_baked_values_with_own_session_options(rng):
     W.set_value(rng.normal(size=(3, 5)))
     assert_same_result(fn(value), value @ W.get_value())
     assert fn.maker.linker.session.get_session_options().intra_op_num_threads == 1
+
+
+def test_shared_variable_read_only_through_its_static_shape():
+    # The rewrites replace s.shape[0] by the constant 5, so the model no longer
+    # reads s: it must not be baked (ONNX Runtime drops unused initializers
+    # and then fails to bind the value), and changing it changes nothing.
+    x = pt.vector("x")
+    s = pytensor.shared(np.arange(5.0), name="s", shape=(5,))
+    w = pytensor.shared(np.full(3, 2.0), name="w")
+    onnx_fn = pytensor.function([x], x * w + s.shape[0], mode="ONNX")
+    py_fn = pytensor.function([x], x * w + s.shape[0], mode=PY_MODE)
+    for step in range(2):
+        assert_same_result(onnx_fn(np.ones(3)), py_fn(np.ones(3)), label=f"call {step}")
+        s.set_value(np.arange(5.0) + 1)
+        w.set_value(np.full(3, 3.0))
