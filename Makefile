@@ -114,6 +114,7 @@ $(DEPLOY_NODE_MODULES): deploy/package.json deploy/package-lock.json
 	touch $@
 
 deploy-tests: build deploy-deps
+	$(PY) examples/web/model.py  # the example page's model, which the browser test loads
 	$(PY) -m pytest -q deploy/tests
 
 example-web: build deploy-deps
