@@ -23,6 +23,7 @@ from helpers import run_model  # noqa: E402
 from pymc_models import MODELS, MODELS_BY_NAME  # noqa: E402
 from pytensor_onnx.linker import ONNXLinker  # noqa: E402
 from pytensor_onnx.pymc import export_logp, read_layout, unsupported_ops  # noqa: E402
+from pytensor_onnx.testing import PY_MODE  # noqa: E402
 
 RTOL = ATOL = 1e-10
 N_POINTS = 3
@@ -61,8 +62,11 @@ def test_logp_and_gradient_match_pymc(case, model, tmp_path):
     flat = export_logp(model, tmp_path / "flat.onnx", flat=True)
     for exported in (per_variable, flat):
         onnx.checker.check_model(exported, full_check=True)
-    logp_fn = model.compile_logp()
-    dlogp_fn = model.compile_dlogp()
+    # The reference is PyTensor's Python implementations (SciPy): PyTensor
+    # 2.38's C code for Psi is accurate to only ~4e-10 relative (measured),
+    # which the Student-t gradient shows; 3.3's matches SciPy.
+    logp_fn = model.compile_logp(mode=PY_MODE)
+    dlogp_fn = model.compile_dlogp(mode=PY_MODE)
     layout = read_layout(flat)
     names = [v.name for v in model.value_vars]
     for point in random_points(model, N_POINTS, seed=5):
