@@ -68,7 +68,7 @@ def run(runtime: str, cases_dir: Path) -> dict:
             command = [_node(), str(DEPLOY / "run_node.mjs"), str(cases_dir), runtime, str(out)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
         if runtime == "chromium" and done.returncode == 3:
-            pytest.skip(f"Chromium cannot start here: {done.stderr.strip()}")
+            pytest.fail(f"Chromium cannot start here (make deploy-tests installs it with apt): {done.stderr.strip()}")
         assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
         _RESULTS[runtime] = json.loads(out.read_text())
     return _RESULTS[runtime]
