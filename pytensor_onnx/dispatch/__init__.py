@@ -12,6 +12,7 @@ from pytensor_onnx.dispatch.basic import (
 import pytensor_onnx.dispatch.scalar
 import pytensor_onnx.dispatch.scalar_math
 import pytensor_onnx.dispatch.composite
+import pytensor_onnx.dispatch.scalar_loop
 import pytensor_onnx.dispatch.elemwise
 import pytensor_onnx.dispatch.math
 import pytensor_onnx.dispatch.blas

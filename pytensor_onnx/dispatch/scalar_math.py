@@ -102,3 +102,25 @@ def _bessel_rule(scaled):
 onnx_funcify.register(psm.Ive)(_bessel_rule(scaled=True))
 if compat.Iv is not None:
     onnx_funcify.register(compat.Iv)(_bessel_rule(scaled=False))
+
+
+# The regularized incomplete gamma functions (src/core/recipes/incomplete_gamma.cc).
+onnx_funcify.register(psm.GammaInc)(float_recipe("gammainc"))
+onnx_funcify.register(psm.GammaIncC)(float_recipe("gammaincc"))
+
+
+def _unregularized(recipe):
+    # GammaU/GammaL.impl: SciPy's gammaincc/gammainc times gamma(k), as written
+    # (so overflow of gamma(k) gives what PyTensor gives).
+    def rule(op, node, g, k, x):
+        dtype = out_dtype(node)
+        require_float(op, node, dtype)
+        k, x = cast_all(g, [k, x], dtype)
+        return g.op("Mul", g.recipe(recipe, k, x), g.recipe("gamma", k))
+
+    return rule
+
+
+if compat.GammaU is not None:  # PyTensor 2.38; 3.3 builds gammau/gammal as graphs
+    onnx_funcify.register(compat.GammaU)(_unregularized("gammaincc"))
+    onnx_funcify.register(compat.GammaL)(_unregularized("gammainc"))
