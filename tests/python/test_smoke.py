@@ -155,6 +155,17 @@ def _scalar_math(rng):
     return [x], [pt.gammaln(x) + pt.erfc(x)], [rng.uniform(0.1, 5, size=4)]
 
 
+def _scalar_loop(rng):
+    from pytensor.scalar import float64
+    from pytensor.scalar.loop import ScalarLoop
+    from pytensor.tensor.elemwise import Elemwise
+
+    state, factor = float64("state"), float64("factor")
+    loop = Elemwise(ScalarLoop(init=[state], update=[state * factor + 1.0], constant=[factor]))
+    x = pt.dvector("x")
+    return [x], [loop(4, x, 0.5)], [rng.uniform(-1, 1, size=4)]
+
+
 CASES = {
     "basic": _basic,
     "blas": _blas,
@@ -169,6 +180,7 @@ CASES = {
     "raise_op": _raise_op,
     "random": _random,
     "scalar": _scalar,
+    "scalar_loop": _scalar_loop,
     "scalar_math": _scalar_math,
     "scan": _scan,
     "shape": _shape,

@@ -40,7 +40,10 @@ using namespace tables;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEpsilon = 0x1p-53;             // series and fractions stop below this relative change
+constexpr double kEpsilon = 0x1p-53;  // a series stops when its term is below this fraction of the sum
+// The fraction stops when its last factor is within this of 1: delta is
+// computed as c * d and may stay one ulp below 1 forever (x = 1e30).
+constexpr double kFractionTolerance = 0x1p-51;
 constexpr double kLentzTiny = 1e-300;            // the modified Lentz method's guard against zero divisors
 constexpr double kInvSqrt2Pi = 0x1.9884533d43651p-2;  // 1 / sqrt(2 pi)
 // Steps of each Loop: the series and the fraction need about 9 sqrt(a)
@@ -91,9 +94,9 @@ Value* prefactor(const Ew& f, Value* a, Value* x) {
   return f.where(f.lt(a, 8.0), direct, scaled);
 }
 
-// Per element: whether |change| <= kEpsilon |reference| (NaN counts as converged).
-Value* converged(const Ew& b, Value* change, Value* reference) {
-  return b.not_(b.gt(b.abs(change), b.mul(b.abs(reference), kEpsilon)));
+// Per element: whether |change| <= tolerance |reference| (NaN counts as converged).
+Value* converged(const Ew& b, Value* change, Value* reference, double tolerance = kEpsilon) {
+  return b.not_(b.gt(b.abs(change), b.mul(b.abs(reference), tolerance)));
 }
 
 // sum_{n>=0} x^n / ((a+1)...(a+n)) (its elements converged; NaN where not).
@@ -132,7 +135,7 @@ Value* upper_fraction(const Ew& f, Value* a, Value* x) {
         Value* next_d = b.div(1.0, guard(b.add(b.mul(an, d), bn)));
         Value* next_c = guard(b.add(bn, b.div(an, c)));
         Value* delta = b.mul(next_c, next_d);
-        return LoopStep{{b.mul(h, delta), next_c, next_d, next_n, a_, b0_}, converged(b, b.sub(delta, 1.0), delta)};
+        return LoopStep{{b.mul(h, delta), next_c, next_d, next_n, a_, b0_}, converged(b, b.sub(delta, 1.0), delta, kFractionTolerance)};
       },
       "igamc_fraction");
   return f.where(r.converged, r.state[0], kNaN);
