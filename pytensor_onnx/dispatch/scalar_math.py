@@ -111,12 +111,14 @@ onnx_funcify.register(psm.GammaIncC)(float_recipe("gammaincc"))
 
 def _unregularized(recipe):
     # GammaU/GammaL.impl: SciPy's gammaincc/gammainc times gamma(k), as written
-    # (so overflow of gamma(k) gives what PyTensor gives).
+    # (so overflow of gamma(k) gives what PyTensor gives), in float64 and
+    # rounded once: PyTensor's Elemwise evaluates the impl on Python floats
+    # for float32 too (a float32 Q underflowing to 0 would turn inf * Q into NaN).
     def rule(op, node, g, k, x):
         dtype = out_dtype(node)
         require_float(op, node, dtype)
-        k, x = cast_all(g, [k, x], dtype)
-        return g.op("Mul", g.recipe(recipe, k, x), g.recipe("gamma", k))
+        k, x = cast_all(g, [k, x], "float64")
+        return g.cast(g.op("Mul", g.recipe(recipe, k, x), g.recipe("gamma", k)), dtype)
 
     return rule
 
