@@ -219,6 +219,22 @@ def potential_regression():
     return model
 
 
+def censored_gamma_survival():
+    """Survival times right-censored at the study's end: a censored Gamma
+    likelihood, whose log-density holds the Gamma's log survival function
+    (gammaincc) and whose gradient PyTensor builds with ScalarLoop."""
+    import pymc as pm
+
+    rng = _rng(19)
+    study_end = 5.0
+    times = np.minimum(rng.gamma(2.0, 1.5, size=30), study_end)
+    with pm.Model(check_bounds=CHECK_BOUNDS) as model:
+        alpha = pm.HalfNormal("alpha", 3.0)
+        beta = pm.HalfNormal("beta", 3.0)
+        pm.Censored("t", pm.Gamma.dist(alpha=alpha, beta=beta), lower=None, upper=study_end, observed=times)
+    return model
+
+
 MODELS = [
     ModelCase("eight_schools_centered", eight_schools_centered, awaits=("Log1p",)),
     ModelCase("eight_schools_noncentered", eight_schools_noncentered, awaits=("Log1p",)),
@@ -230,6 +246,7 @@ MODELS = [
     ModelCase("gaussian_process", gaussian_process, awaits=("Cholesky", "ExtractDiag", "SolveTriangular")),
     ModelCase("ar1_scan", ar1_scan, awaits=("Softplus",)),
     ModelCase("potential_regression", potential_regression),
+    ModelCase("censored_gamma_survival", censored_gamma_survival),
 ]
 
 MODELS_BY_NAME = {case.name: case for case in MODELS}
