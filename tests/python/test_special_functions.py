@@ -351,6 +351,19 @@ def test_fused_composite_export():
     assert {"gammaln_float64", "erf_float64", "digamma_float64"} <= set(onnx_function_names(model))
 
 
+def test_incomplete_gamma_in_a_fused_composite():
+    a, x = pt.dvector("a"), pt.dvector("x")
+    y = pt.log(pt.gammaincc(a, x)) * 2 + pt.gammainc(a + 1, x * 2)
+    fn = pytensor.function([a, x], y, mode="FAST_RUN")
+    assert any(type(n.op.scalar_op).__name__ == "Composite" for n in fn.maker.fgraph.apply_nodes
+               if hasattr(n.op, "scalar_op"))
+    model = export_function_onnx(fn)
+    av, xv = RNG.uniform(0.1, 30, 50), RNG.uniform(0.01, 40, 50)
+    want = 2 * np.log(scipy.special.gammaincc(av, xv)) + scipy.special.gammainc(av + 1, xv * 2)
+    np.testing.assert_allclose(run_model(model, av, xv)[0], want, rtol=1e-10)
+    assert {"gammainc_float64", "gammaincc_float64"} <= set(onnx_function_names(model))
+
+
 def test_each_recipe_is_one_function_per_model():
     x, y = pt.dvector("x"), pt.dvector("y")
     outs = [pt.gammaln(x), pt.gammaln(y), pt.gammaln(x + y), pt.gammaln(pt.cast(x, "float32"))]
