@@ -9,14 +9,12 @@
 
 #include "builder.h"
 #include "errors.h"
+#include "node_count.h"
 
 namespace pytensor_onnx {
 namespace {
 
-size_t count(const GraphBuilder& g, const std::string& op) {
-  const auto nodes = g.graph().nodes();
-  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](const Node* n) { return n->op_type == op; }));
-}
+using testing::count_nodes;
 
 TEST(IncompleteGammaRecipes, BroadcastKeepingTheDtype) {
   for (const char* name : {"gammainc", "gammaincc"}) {
@@ -39,11 +37,11 @@ TEST(IncompleteGammaRecipes, OneLoopPerSeriesOrFraction) {
   GraphBuilder lower(18, "main", /*use_functions=*/false);
   lower.recipe("gammainc", {lower.input("a", DType::Float64, shape_of_sizes({-1})),
                             lower.input("x", DType::Float64, shape_of_sizes({-1}))});
-  EXPECT_EQ(count(lower, "Loop"), 2u);
+  EXPECT_EQ(count_nodes(lower, "Loop"), 2u);
   GraphBuilder upper(18, "main", /*use_functions=*/false);
   upper.recipe("gammaincc", {upper.input("a", DType::Float64, shape_of_sizes({-1})),
                              upper.input("x", DType::Float64, shape_of_sizes({-1}))});
-  EXPECT_EQ(count(upper, "Loop"), 3u);
+  EXPECT_EQ(count_nodes(upper, "Loop"), 3u);
 }
 
 TEST(IncompleteGammaRecipes, RejectIntegerInputsAndWrongArity) {

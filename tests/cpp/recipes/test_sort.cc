@@ -8,15 +8,12 @@
 
 #include "builder.h"
 #include "errors.h"
+#include "node_count.h"
 
 namespace pytensor_onnx {
 namespace {
 
-// Builders build recipes inline (no model-local functions): the tests look at the recipe's nodes.
-size_t count(const GraphBuilder& g, const std::string& op) {
-  const auto nodes = g.graph().nodes();
-  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](const Node* n) { return n->op_type == op; }));
-}
+using testing::count_nodes;
 
 TEST(SortRecipes, ArgsortOfAKnownNonEmptyShapeHasNoEmptyGuard) {
   GraphBuilder g(18, "main", /*use_functions=*/false);
@@ -24,8 +21,8 @@ TEST(SortRecipes, ArgsortOfAKnownNonEmptyShapeHasNoEmptyGuard) {
   std::vector<Value*> out = g.recipe("argsort_stable", {x}, {{"axis", int64_t{1}}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0]->dtype, DType::Int64);
-  EXPECT_EQ(count(g, "If"), 0u);
-  EXPECT_GE(count(g, "TopK"), 2u);  // by value, then NaNs last
+  EXPECT_EQ(count_nodes(g, "If"), 0u);
+  EXPECT_GE(count_nodes(g, "TopK"), 2u);  // by value, then NaNs last
 }
 
 TEST(SortRecipes, ArgsortGuardsAnAxisThatMayBeEmpty) {
@@ -33,10 +30,10 @@ TEST(SortRecipes, ArgsortGuardsAnAxisThatMayBeEmpty) {
   // The sorted axis alone may be empty without harm; another one may not.
   Value* sorted_axis_unknown = g.input("a", DType::Float32, shape_of_sizes({3, -1}));
   g.recipe("argsort_stable", {sorted_axis_unknown}, {{"axis", int64_t{1}}});
-  EXPECT_EQ(count(g, "If"), 0u);
+  EXPECT_EQ(count_nodes(g, "If"), 0u);
   Value* other_axis_unknown = g.input("b", DType::Float32, shape_of_sizes({-1, 4}));
   g.recipe("argsort_stable", {other_axis_unknown}, {{"axis", int64_t{1}}});
-  EXPECT_EQ(count(g, "If"), 1u);
+  EXPECT_EQ(count_nodes(g, "If"), 1u);
 }
 
 TEST(SortRecipes, SortKeepsTheDtypeAndRejectsBadAxes) {
@@ -52,12 +49,12 @@ TEST(SortRecipes, CumprodUsesTheOnnxOpFromOpset26Only) {
   GraphBuilder old_opset(18, "main", /*use_functions=*/false);
   Value* x = old_opset.input("x", DType::Int16, shape_of_sizes({2, 6}));
   EXPECT_EQ(old_opset.recipe("cumprod", {x}, {{"axis", int64_t{1}}})[0]->dtype, DType::Int16);
-  EXPECT_EQ(count(old_opset, "CumProd"), 0u);
+  EXPECT_EQ(count_nodes(old_opset, "CumProd"), 0u);
 
   GraphBuilder new_opset(26, "main", /*use_functions=*/false);
   Value* y = new_opset.input("y", DType::Int16, shape_of_sizes({2, 6}));
   EXPECT_EQ(new_opset.recipe("cumprod", {y}, {{"axis", int64_t{1}}})[0]->dtype, DType::Int16);
-  EXPECT_EQ(count(new_opset, "CumProd"), 1u);
+  EXPECT_EQ(count_nodes(new_opset, "CumProd"), 1u);
 }
 
 TEST(SortRecipes, UniqueReturnsValuesFirstIndexInverseAndCounts) {
@@ -75,7 +72,7 @@ TEST(SortRecipes, SearchsortedGivesInt64Positions) {
   Value* v = g.input("v", DType::Float64, shape_of_sizes({2, 3}));
   Value* pos = g.recipe("searchsorted", {sorted, v}, {{"right", int64_t{1}}})[0];
   EXPECT_EQ(pos->dtype, DType::Int64);
-  EXPECT_EQ(count(g, "Loop"), 1u);
+  EXPECT_EQ(count_nodes(g, "Loop"), 1u);
 }
 
 }  // namespace
