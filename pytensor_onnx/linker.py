@@ -436,6 +436,11 @@ class _SessionRunner:
 
         def fail(exc):
             args = [cell[0] for cell in cells]
+            # PyTensor 2.38 lets None through to the linker as an input value
+            # (3.x rejects it); ONNX Runtime then reports a "Missing Input".
+            missing = [name for name, arg in zip(names, args) if arg is None]
+            if missing:
+                raise TypeError(f"input {missing[0]} is None; pass an array") from exc
             raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
 
         if scalar_inputs or scalar_outputs or rng_inputs or rng_outputs:
@@ -483,7 +488,7 @@ class ONNXIndexError(RuntimeError, IndexError):
 # index found", ScatterND "invalid indice found".
 _INDEX_FAILURE = re.compile(
     r"running (Gather|GatherElements|GatherND|Scatter|ScatterElements|ScatterND) node.*"
-    r"(out of data bounds|invalid indice? found|Out of range value in index)",
+    r"(out of data bounds|invalid (index|indice) found|Out of range value in index)",
     re.DOTALL,
 )
 
