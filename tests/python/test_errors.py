@@ -774,3 +774,20 @@ def test_pymc_read_layout_of_another_model():
         read_layout(export_onnx([x], [x * 2]))
     with pytest.raises(TypeError, match="model must be an onnx.ModelProto or a path, got int"):
         read_layout(3)
+
+
+def test_the_errors_table_names_tests_that_exist():
+    """Every test docs/errors.md cites exists (in this file unless a file is named)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    table = (root / "docs" / "errors.md").read_text()
+    cited = re.findall(r"`(?:(test_\w+\.py)::)?(test_\w+)`", table)
+    assert len(cited) > 60
+    missing = []
+    for filename, name in cited:
+        source = (Path(__file__).parent / (filename or "test_errors.py")).read_text()
+        if not re.search(rf"^def {name}\(", source, re.MULTILINE):
+            missing.append(f"{filename or 'test_errors.py'}::{name}")
+    assert not missing, missing
