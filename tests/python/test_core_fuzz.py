@@ -491,3 +491,64 @@ def test_every_opset_builds_the_same_program(opset):
     summed = np.clip(value[:, 1:].sum(axis=1, keepdims=True), -1, 1)
     want = np.tril(np.concatenate([value[:, :1], summed, value], axis=1))
     np.testing.assert_array_equal(got, want)
+
+
+# -- what the fuzzer found, replayed -------------------------------------------------
+
+
+@pytest.mark.parametrize("shape, k, axis", [((0, 2, 1), 2, 1), ((2, 0, 3), 2, -1), ((0, 3), 0, 1), ((3, 0), 0, 1),
+                                            ((2, 3), 2, 1), ((0, 1), 2, 1)])
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float32"])
+def test_topk_of_an_input_with_another_empty_axis(shape, k, axis, dtype):
+    # ONNX Runtime 1.21 crashed the process (SIGSEGV) running TopK on an input
+    # whose other axes hold no elements (found by this fuzzer: a uint64 TopK
+    # of a (0, 2, 1) array); the builder routes such inputs around TopK.
+    g = _core.GraphBuilder(17)
+    x = g.input("x", dtype, [None] * len(shape))
+    values, indices = g.op("TopK", x, g.const(np.array([k])), axis=axis, largest=1, sorted=1, outputs=2)
+    g.output(values, "values")
+    g.output(indices, "indices")
+    model_bytes = g.serialize()
+    onnx.checker.check_model(onnx.load_from_string(model_bytes), full_check=True)
+    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    data = np.arange(np.prod(shape), dtype=dtype).reshape(shape)
+    if shape[axis] < k:
+        with pytest.raises(Exception, match="k argument"):  # ONNX Runtime's own error, as without the guard
+            session.run(None, {"x": data})
+        return
+    got_values, got_indices = session.run(None, {"x": data})
+    want_indices = np.flip(np.argsort(data, axis=axis, kind="stable"), axis=axis).take(range(k), axis=axis)
+    np.testing.assert_array_equal(got_indices, want_indices)
+    np.testing.assert_array_equal(got_values, np.take_along_axis(data, want_indices, axis=axis))
+    assert got_values.dtype == data.dtype and got_indices.dtype == np.int64
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("runtime", [False, True])
+def test_slice_ends_onnx_runtime_misreads(index_dtype, runtime):
+    # ONNX Runtime reads an end of INT32_MAX or INT64_MAX with a negative step
+    # as "through element 0"; ONNX (and Python) make that slice empty. Found by
+    # this fuzzer on ONNX Runtime 1.21 (Slice(x, [0], [INT64_MAX], [0], [-1]) of
+    # a 1-element x gave 1 element); 1.32 does the same.
+    cases = [(0, 2**63 - 1, -1), (1, 2**31 - 1, -1), (3, 2**31 - 1, -2), (-1, 2**63 - 1, -1), (2, 2**31 - 1, 1),
+             (0, 2**31 - 2, -1), (2, 0, -1)]
+    data = np.arange(4.0)
+    for start, end, step in cases:
+        if index_dtype == "int32" and end > 2**31 - 1:
+            continue
+        g = _core.GraphBuilder(18)
+        x = g.input("x", "float64", [None])
+        feeds = {"x": data}
+        parts = {}
+        for name, value in (("start", start), ("end", end), ("step", step)):
+            array = np.array([value], dtype=index_dtype)
+            if runtime and name != "start":
+                parts[name] = g.input(name, index_dtype, [1])
+                feeds[name] = array
+            else:
+                parts[name] = g.const(array)
+        y = g.op("Slice", x, parts["start"], parts["end"], g.const(np.array([0], dtype=index_dtype)), parts["step"])
+        g.output(y, "y")
+        session = ort.InferenceSession(g.serialize(), providers=["CPUExecutionProvider"])
+        (got,) = session.run(None, feeds)
+        np.testing.assert_array_equal(got, data[start:end:step], err_msg=f"{start}:{end}:{step}")
