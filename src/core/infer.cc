@@ -327,7 +327,12 @@ void infer_shapes(Node& node) {
   if (op == "Flatten") {
     if (!in) { y->shape = unknown_dims(2); return; }
     int64_t axis = node.attrs.get_int("axis", 1);
-    if (axis < 0) axis += static_cast<int64_t>(in->size());
+    const auto rank = static_cast<int64_t>(in->size());
+    // Flatten's axis lies in [-rank, rank] (both ends included: all dims go to one side).
+    if (axis < -rank || axis > rank) {
+      throw BuildError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    }
+    if (axis < 0) axis += rank;
     auto product = [&](size_t lo, size_t hi) {
       int64_t p = 1;
       for (size_t i = lo; i < hi; ++i) {

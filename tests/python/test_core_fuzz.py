@@ -552,3 +552,18 @@ def test_slice_ends_onnx_runtime_misreads(index_dtype, runtime):
         session = ort.InferenceSession(g.serialize(), providers=["CPUExecutionProvider"])
         (got,) = session.run(None, feeds)
         np.testing.assert_array_equal(got, data[start:end:step], err_msg=f"{start}:{end}:{step}")
+
+
+@pytest.mark.parametrize("axis", [-3, -1, 1, 2])
+def test_flatten_axis_out_of_range_is_refused(axis):
+    # The builder's shape inference read outside the dims of a scalar for
+    # Flatten(axis=-3) and crashed the process (found by this fuzzer).
+    g = _core.GraphBuilder(17)
+    x = g.input("x", "uint64", [])
+    with pytest.raises(ValueError, match=f"Flatten: axis {axis} is out of range for rank 0"):
+        g.op("Flatten", x, axis=axis)
+    assert g.op("Flatten", x, axis=0).shape == (1, 1)
+    y = g.input("y", "float32", [2, 3, 4])
+    assert g.op("Flatten", y, axis=-3).shape == (1, 24) and g.op("Flatten", y, axis=3).shape == (24, 1)
+    with pytest.raises(ValueError, match="Flatten: axis -4 is out of range for rank 3"):
+        g.op("Flatten", y, axis=-4)
