@@ -310,13 +310,17 @@ void infer_shapes(Node& node) {
   if (op == "Transpose") {
     if (!in) return;
     auto perm = node.attrs.get_ints("perm");
+    // Checked before it is read: a shorter perm was read past its end.
+    if (perm && perm->size() != in->size()) throw BuildError("Transpose: perm length differs from rank");
     std::vector<Dim> out;
+    std::vector<bool> taken(in->size(), false);
     for (size_t i = 0; i < in->size(); ++i) {
       const size_t src = perm ? static_cast<size_t>((*perm)[i]) : in->size() - 1 - i;
       if (src >= in->size()) throw BuildError("Transpose: perm entry out of range");
+      if (taken[src]) throw BuildError("Transpose: perm repeats axis " + std::to_string(src));
+      taken[src] = true;
       out.push_back((*in)[src]);
     }
-    if (perm && perm->size() != in->size()) throw BuildError("Transpose: perm length differs from rank");
     y->shape = out;
     return;
   }

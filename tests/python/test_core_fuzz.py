@@ -567,3 +567,15 @@ def test_flatten_axis_out_of_range_is_refused(axis):
     assert g.op("Flatten", y, axis=-3).shape == (1, 24) and g.op("Flatten", y, axis=3).shape == (24, 1)
     with pytest.raises(ValueError, match="Flatten: axis -4 is out of range for rank 3"):
         g.op("Flatten", y, axis=-4)
+
+
+@pytest.mark.parametrize("perm, match", [([], "perm length differs from rank"), ([1], "perm length differs from rank"),
+                                         ([0, 0, 1], "perm repeats axis 0"), ([0, 1, 3], "perm entry out of range")])
+def test_transpose_bad_perm_is_refused(perm, match):
+    # perm=[] on a rank-3 value was read past its end and crashed the process
+    # (found by this fuzzer).
+    g = _core.GraphBuilder(17)
+    x = g.input("x", "float64", [3, 2, 3])
+    with pytest.raises(ValueError, match=match):
+        g.op("Transpose", x, perm=perm)
+    assert g.op("Transpose", x, perm=[2, 0, 1]).shape == (3, 3, 2)
