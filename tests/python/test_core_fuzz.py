@@ -579,3 +579,26 @@ def test_transpose_bad_perm_is_refused(perm, match):
     with pytest.raises(ValueError, match=match):
         g.op("Transpose", x, perm=perm)
     assert g.op("Transpose", x, perm=[2, 0, 1]).shape == (3, 3, 2)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", [(0, 3), (3, 3)]), ("ij,jk->ik", [(1, 0), (0, 2)]), ("ij,jk->ik", [(2, 3), (3, 0)]),
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(0, 2, 3), (0, 3, 2)]), ("ij,ij->", [(0, 3), (0, 3)]),
+    ("ij->ji", [(0, 2)]), ("i,j->ij", [(0,), (3,)]),
+])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_einsum_with_an_empty_operand(equation, shapes, dtype):
+    # ONNX Runtime 1.21 crashed the process (SIGSEGV/SIGFPE) running Einsum
+    # on an empty operand (found by this fuzzer: "ij,jk->ik" of (0, 3) and (3, 3)).
+    g = _core.GraphBuilder(17)
+    names = [f"x{i}" for i in range(len(shapes))]
+    values = [g.input(name, dtype, [None] * len(shape)) for name, shape in zip(names, shapes)]
+    g.output(g.op("Einsum", *values, equation=equation), "y")
+    model_bytes = g.serialize()
+    onnx.checker.check_model(onnx.load_from_string(model_bytes), full_check=True)
+    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    arrays = [np.arange(np.prod(shape), dtype=dtype).reshape(shape) + 1 for shape in shapes]
+    (got,) = session.run(None, dict(zip(names, arrays)))
+    want = np.einsum(equation, *arrays)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -14,6 +14,7 @@ std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string&
   if (float64 && op_type == "Cos") return build_recipe_named(g, "cos_float64", inputs, {});
   if (op_type.rfind("Bitwise", 0) == 0) return bitwise_before_opset18(g, op_type, inputs);
   if (op_type == "TopK") return topk_guarding_empty(g, inputs, attrs);
+  if (op_type == "Einsum") return einsum_guarding_empty(g, inputs, attrs);
   return std::nullopt;
 }
 

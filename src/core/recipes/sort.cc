@@ -90,7 +90,7 @@ Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis) {
 
 bool builds_for_nonempty_input(const GraphBuilder& g) {
   const std::string& name = g.graph().name();
-  return name == kNonemptyTopKBranch || name == "stable_order";
+  return name == kNonemptyBranch || name == "stable_order";
 }
 
 std::optional<std::vector<Value*>> topk_guarding_empty(GraphBuilder& g, const std::vector<Value*>& inputs,
@@ -112,7 +112,7 @@ std::optional<std::vector<Value*>> topk_guarding_empty(GraphBuilder& g, const st
   // and K > 0 (docs/testing.md). Such an input takes a branch without TopK;
   // its results are empty, of TopK's shape. K larger than the axis still
   // goes to TopK, which reports it.
-  GraphBuilder sorting(g, kNonemptyTopKBranch);
+  GraphBuilder sorting(g, kNonemptyBranch);
   auto found = sorting.op("TopK", {x, k}, attrs, 2);
   sorting.output(found[0], "topk_values");
   sorting.output(found[1], "topk_indices");
