@@ -141,9 +141,34 @@ void avoid_slice_end_sentinels(GraphBuilder& g, std::vector<Value*>& inputs) {
   inputs[2] = g.op1("Where", {misread, g.op1("Sub", {ends, one}), ends});
 }
 
+// ONNX Runtime 1.21 returns an empty input unreduced when a reduction's axis
+// is negative: ReduceSum(axes=[-1]) of a (0,) array gave (0,), not (), and
+// ArgMax(axis=-1) of a (0, 2) array gave (0, 2), not (0,) (found by the core
+// fuzzer). Axes given as attributes are made non-negative where the rank is
+// known (out-of-range ones are left for the checks after this).
+void make_reduction_axes_nonnegative(const std::string& op_type, const std::vector<Value*>& inputs,
+                                     Attributes& attrs) {
+  const bool is_arg = op_type == "ArgMax" || op_type == "ArgMin";
+  if (!is_arg && op_type.rfind("Reduce", 0) != 0) return;
+  if (inputs.empty() || !inputs[0] || !inputs[0]->rank()) return;
+  const auto rank = static_cast<int64_t>(*inputs[0]->rank());
+  const auto nonnegative = [rank](int64_t axis) { return axis < 0 && axis >= -rank ? axis + rank : axis; };
+  if (is_arg) {
+    const AttrValue* axis = attrs.find("axis");
+    if (axis && std::holds_alternative<int64_t>(*axis)) attrs.set("axis", nonnegative(std::get<int64_t>(*axis)));
+    return;
+  }
+  const AttrValue* axes = attrs.find("axes");
+  if (!axes || !std::holds_alternative<std::vector<int64_t>>(*axes)) return;
+  std::vector<int64_t> values = std::get<std::vector<int64_t>>(*axes);
+  for (auto& axis : values) axis = nonnegative(axis);
+  attrs.set("axes", values);
+}
+
 void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Value*>& inputs, Attributes& attrs,
                      size_t n_outputs) {
   if (op_type == "Slice") avoid_slice_end_sentinels(g, inputs);
+  make_reduction_axes_nonnegative(op_type, inputs, attrs);
   if (op_type == "ReduceSum") {
     place_axes(g, op_type, inputs, attrs, 13, 1);
   } else if (op_type.rfind("Reduce", 0) == 0) {

@@ -214,7 +214,11 @@ Shape einsum_shape(const Node& node) {
     if (comma == std::string::npos || comma > arrow) break;
     start = comma + 1;
   }
-  if (terms.size() != node.inputs.size()) return std::nullopt;
+  if (terms.size() != node.inputs.size()) {
+    // The ONNX checker rejects the model; say so while it is being built.
+    throw BuildError("the equation has " + std::to_string(terms.size()) + " operands, but " +
+                     std::to_string(node.inputs.size()) + " inputs were given");
+  }
   std::unordered_map<char, Dim> letters;
   Shape ellipsis = std::vector<Dim>{};
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -423,6 +427,12 @@ void infer_shapes(Node& node) {
     auto sizes = node.input(1) ? const_ints(node.input(1)) : std::nullopt;
     const size_t n = node.outputs.size();
     const Dim& d = (*in)[axis];
+    if (!node.input(1) && d.is_known() && d.size > 0 && static_cast<int64_t>(n) > d.size) {
+      // ONNX gives no parts for this (its shape inference then disagrees
+      // with any split), so the checker rejects the model.
+      throw BuildError("cannot split an axis of " + std::to_string(d.size) + " into " + std::to_string(n) +
+                       " parts without sizes");
+    }
     for (size_t i = 0; i < n; ++i) {
       std::vector<Dim> out = *in;
       if (sizes && sizes->size() == n) out[axis] = Dim::known((*sizes)[i]);

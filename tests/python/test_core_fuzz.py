@@ -602,3 +602,32 @@ def test_einsum_with_an_empty_operand(equation, shapes, dtype):
     want = np.einsum(equation, *arrays)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op, shape, attrs, want", [
+    ("ReduceSum", (0,), {"axes": [-1], "keepdims": 0}, ()), ("ReduceSum", (0,), {"axes": [-1], "keepdims": 1}, (1,)),
+    ("ReduceMax", (2, 0), {"axes": [-2], "keepdims": 0}, (0,)), ("ArgMax", (0, 2), {"axis": -1, "keepdims": 0}, (0,)),
+    ("ArgMin", (0, 2), {"axis": -1, "keepdims": 1}, (0, 1)),
+])
+@pytest.mark.parametrize("opset", [13, 18])
+def test_reduction_with_a_negative_axis_of_an_empty_input(op, shape, attrs, want, opset):
+    # ONNX Runtime 1.21 returned empty inputs unreduced for negative axes
+    # (ReduceSum(axes=[-1]) of a (0,) array gave (0,)); found by this fuzzer.
+    g = _core.GraphBuilder(opset)
+    x = g.input("x", "float64", [None] * len(shape))
+    g.output(g.op(op, x, **attrs), "y")
+    session = ort.InferenceSession(g.serialize(), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": np.zeros(shape)})
+    assert got.shape == want
+
+
+def test_malformed_einsum_and_split_are_refused():
+    # Both built models the ONNX checker rejects (found by this fuzzer).
+    g = _core.GraphBuilder(18)
+    x = g.input("x", "float64", [0, 3])
+    with pytest.raises(ValueError, match="Einsum: the equation has 2 operands, but 1 inputs were given"):
+        g.op("Einsum", x, equation="ij,jk->ik")
+    v = g.input("v", "float64", [1])
+    with pytest.raises(ValueError, match="Split: cannot split an axis of 1 into 3 parts without sizes"):
+        g.op("Split", v, axis=0, num_outputs=3, outputs=3)
+    assert [part.shape for part in g.op("Split", v, axis=0, split=[1, 0, 0], outputs=3)] == [(1,), (0,), (0,)]
