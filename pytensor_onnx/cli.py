@@ -306,9 +306,10 @@ def main(argv=None) -> int:
     except CLIError as exc:
         print(f"pytensor-onnx {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
-    except (NotImplementedError, TypeError, ValueError) as exc:
-        # Conversion errors from export (unsupported Op, bad graph) are the
-        # user's to fix; their messages say how.
+    except (NotImplementedError, TypeError, ValueError, OSError) as exc:
+        # Conversion errors from export (unsupported Op, bad graph, an output
+        # path that cannot be written) are the user's to fix; their messages
+        # say how.
         if args.command != "export":
             raise
         print(f"pytensor-onnx export: error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -125,11 +126,27 @@ class ExportOptions:
         self.input_names = _check_names(self.input_names, "input_names")
         self.output_names = _check_names(self.output_names, "output_names")
         _check_model_args(self.model_name, self.doc_string, self.filename, self.external_data)
+        if not isinstance(self.optimize, bool):
+            raise TypeError(f"optimize must be a bool, got {type(self.optimize).__name__}")
+        if self.filename is not None:
+            _check_writable(os.fspath(self.filename))
         if not isinstance(self.float32, bool):
             raise TypeError(f"float32 must be a bool, got {self.float32!r}")
         self.metadata = _check_string_map(self.metadata, "metadata")
         if not isinstance(self.inline_functions, bool):
             raise TypeError(f"inline_functions must be a bool, got {type(self.inline_functions).__name__}")
+
+
+def _check_writable(path: str) -> None:
+    """Fail before the conversion (which can take long), not after it, when
+    the model cannot be written to ``path``."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "filename is a directory, not a file to write the model to", path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, "the directory to write the model in does not exist", directory)
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise PermissionError(errno.EACCES, "no permission to write the model there", path)
 
 
 def _check_opset(opset_version) -> int:

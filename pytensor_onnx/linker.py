@@ -5,6 +5,7 @@ from __future__ import annotations
 import copyreg
 import hashlib
 import logging
+import re
 import threading
 from collections import OrderedDict
 
@@ -88,6 +89,40 @@ def get_session(model_bytes: bytes, session_options=None, providers=None):
     return cached[0]
 
 
+def _check_session_options(options):
+    if options is None:
+        return None
+    import onnxruntime as ort
+
+    if not isinstance(options, ort.SessionOptions):
+        raise TypeError(f"session_options must be an onnxruntime.SessionOptions or None, got {type(options).__name__}")
+    return options
+
+
+def _check_providers(providers):
+    """``providers`` checked now, not at the first call: ONNX Runtime warns
+    about an unknown provider and silently falls back to the CPU one."""
+    if providers is None:
+        return None
+    import onnxruntime as ort
+
+    if isinstance(providers, str) or not isinstance(providers, list | tuple):
+        raise TypeError(
+            f"providers must be a list of provider names (or (name, options) pairs), got {type(providers).__name__}"
+        )
+    available = ort.get_available_providers()
+    for i, provider in enumerate(providers):
+        name = provider[0] if isinstance(provider, tuple) and len(provider) == 2 else provider
+        if not isinstance(name, str) or (isinstance(provider, tuple) and not isinstance(provider[1], dict)):
+            raise TypeError(f"providers[{i}] must be a provider name or a (name, options dict) pair, got {provider!r}")
+        if name not in available:
+            raise ValueError(
+                f"providers[{i}]: {name!r} is not available in this onnxruntime build "
+                f"(available: {', '.join(available)})"
+            )
+    return list(providers)
+
+
 class ONNXLinker(JITLinker):
     """A Linker that converts the whole FunctionGraph to ONNX and runs it on ONNX Runtime.
 
@@ -124,8 +159,8 @@ class ONNXLinker(JITLinker):
         from pytensor_onnx.export import _check_opset
 
         self.opset_version = _check_opset(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
-        self.session_options = session_options
-        self.providers = providers
+        self.session_options = _check_session_options(session_options)
+        self.providers = _check_providers(providers)
         self.onnx_model_bytes: bytes | None = None
         self.session = None
         super().__init__(*args, **kwargs)
@@ -401,6 +436,11 @@ class _SessionRunner:
 
         def fail(exc):
             args = [cell[0] for cell in cells]
+            # PyTensor 2.38 lets None through to the linker as an input value
+            # (3.x rejects it); ONNX Runtime then reports a "Missing Input".
+            missing = [name for name, arg in zip(names, args) if arg is None]
+            if missing:
+                raise TypeError(f"input {missing[0]} is None; pass an array") from exc
             raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
 
         if scalar_inputs or scalar_outputs or rng_inputs or rng_outputs:
@@ -436,13 +476,39 @@ class _SessionRunner:
         return run_once
 
 
+class ONNXIndexError(RuntimeError, IndexError):
+    """An index out of range at run time: an IndexError, as PyTensor's linkers
+    raise, and a RuntimeError, as every other ONNX Runtime failure of mode
+    ONNX is."""
+
+
+# ONNX Runtime's words for an index out of range in its Gather and Scatter
+# kernels (1.21 to 1.32): Gather/GatherElements/ScatterElements say "out of
+# data bounds" (or "Out of range value in index tensor"), GatherND "invalid
+# index found", ScatterND "invalid indice found".
+_INDEX_FAILURE = re.compile(
+    r"running (Gather|GatherElements|GatherND|Scatter|ScatterElements|ScatterND) node.*"
+    r"(out of data bounds|invalid (index|indice) found|Out of range value in index)",
+    re.DOTALL,
+)
+
+
 def run_error(exc, description: str) -> BaseException:
     """The exception for a failed run: the converted CheckAndRaise's own
-    exception type (also a RuntimeError) when one of its checks failed, else
-    a RuntimeError."""
+    exception type (also a RuntimeError) when one of its checks failed, an
+    ``ONNXIndexError`` when an index was out of range, else a RuntimeError."""
     from pytensor_onnx.dispatch.raise_op import raised_check_error
 
-    return raised_check_error(exc, description) or RuntimeError(description)
+    checked = raised_check_error(exc, description)
+    if checked is not None:
+        return checked
+    message = str(exc)
+    # The data checks of the rules (an empty max, a zero arange step, ...;
+    # dispatch/shape.guard) fail by reading index 1 of a one-element tensor:
+    # those are not out-of-range indices of the user's.
+    if _INDEX_FAILURE.search(message) and "idx=1 must be within the inclusive range [-1,0]" not in message:
+        return ONNXIndexError(f"index out of bounds\n{description}")
+    return RuntimeError(description)
 
 
 def _describe_failure(exc, names, args, fgraph) -> str:

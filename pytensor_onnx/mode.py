@@ -32,6 +32,8 @@ def onnx_mode(opset_version=None, session_options=None, providers=None, optimize
     With ``optimize=False`` PyTensor's graph rewrites are skipped (only the
     minimal compile rewrites run), so the graph is converted as built.
     """
+    if not isinstance(optimize, bool):
+        raise TypeError(f"optimize must be a bool, got {type(optimize).__name__}")
     linker = ONNXLinker(opset_version=opset_version, session_options=session_options, providers=providers)
     return Mode(linker, ONNX_REWRITES if optimize else None)
 

@@ -31,6 +31,7 @@ without an ONNX rule, and that Op.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 
 try:
@@ -74,6 +75,22 @@ def _model(model):
     if not isinstance(model, pm.Model):
         raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
     return model
+
+
+def _check_flags(**flags) -> None:
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {value!r}")
+
+
+def _check_var_names(var_names) -> None:
+    if var_names is None:
+        return
+    if isinstance(var_names, str) or not isinstance(var_names, Sequence):
+        raise TypeError(f"var_names must be a list of variable names, got {type(var_names).__name__}")
+    for i, name in enumerate(var_names):
+        if not isinstance(name, str):
+            raise TypeError(f"var_names[{i}] must be a variable name (str), got {name!r}")
 
 
 def _check_parameter_rewrite(model) -> str:
@@ -304,6 +321,7 @@ def export_logp(
         Outputs ``logp`` (a scalar) and the gradient; the layout is in the
         metadata (:func:`read_layout`).
     """
+    _check_flags(flat=flat, gradient=gradient, jacobian=jacobian, float32=float32)
     model = _model(model)
     value_vars = list(model.value_vars)
     if not value_vars:
@@ -401,6 +419,8 @@ def export_deterministics(
     ``pm.Deterministic``, or only those in ``var_names``. (Untransformed
     variables are their own inputs.)
     """
+    _check_flags(flat=flat, float32=float32)
+    _check_var_names(var_names)
     model = _model(model)
     value_vars = list(model.value_vars)
     layout = _ValueLayout(model, value_vars)
@@ -472,6 +492,8 @@ def export_posterior_predictive(
     outputs are a draw of each observed variable (or those in ``var_names``)
     given them. Needs ONNX rules for the random variables involved.
     """
+    _check_flags(float32=float32)
+    _check_var_names(var_names)
     model = _model(model)
     observed = list(model.observed_RVs)
     if var_names is not None:
@@ -536,6 +558,9 @@ def read_layout(model) -> dict:
     import onnx
 
     if not isinstance(model, onnx.ModelProto):
+        if not isinstance(model, str | os.PathLike):
+            # onnx.load would read an int as an open file descriptor.
+            raise TypeError(f"model must be an onnx.ModelProto or a path, got {type(model).__name__}")
         model = onnx.load(model, load_external_data=False)
     for prop in model.metadata_props:
         if prop.key == LAYOUT_KEY:

@@ -27,6 +27,7 @@ from pytensor.compile.ops import DeepCopyOp, TypeCastingOp
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant, Variable
 from pytensor.graph.fg import FunctionGraph
+from pytensor.graph.op import Op
 from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type import TensorType
@@ -49,6 +50,29 @@ def onnx_funcify(op, node, g, *inputs):
         f"    def _(op, node, g, *inputs):\n"
         f"        return g.op('<OnnxOp>', *inputs)"
     )
+
+
+_register_rule = onnx_funcify.register
+
+
+def _checked_register(cls, func=None):
+    """``onnx_funcify.register``, checking what it is given when it is given
+    (singledispatch accepts any object as the rule, and a wrong one would
+    only fail at the first conversion of the Op)."""
+    if not isinstance(cls, type):
+        return _register_rule(cls, func)  # the annotated-function form; singledispatch checks it
+    if not issubclass(cls, Op):
+        raise TypeError(f"onnx_funcify.register takes a pytensor Op class, got {cls.__name__}")
+    if func is None:
+        return lambda rule: _checked_register(cls, rule)
+    if not callable(func):
+        raise TypeError(
+            f"the ONNX rule for {cls.__name__} must be a function (op, node, g, *inputs), got {type(func).__name__}"
+        )
+    return _register_rule(cls, func)
+
+
+onnx_funcify.register = _checked_register
 
 
 @singledispatch
@@ -218,13 +242,31 @@ def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=Non
     try:
         for node in nodes:
             inputs = [_lookup(g, env, var) for var in node.inputs]
-            result = onnx_funcify(node.op, node, g, *inputs)
+            try:
+                result = onnx_funcify(node.op, node, g, *inputs)
+            except Exception as exc:
+                _note_failing_node(exc, node)
+                raise
             outs = _as_output_list(result, node)
             for var, value in zip(node.outputs, outs):
                 _check_output(node, var, value, check_shapes)
                 env[var] = value
     finally:
         stack.pop()
+
+
+_NOTE_START = "while converting the node"
+
+
+def _note_failing_node(exc: BaseException, node) -> None:
+    """Name the node whose rule failed (once: inner graphs fail inside outer nodes)."""
+    if any(note.startswith(_NOTE_START) for note in getattr(exc, "__notes__", ())):
+        return
+    rule = onnx_funcify.dispatch(type(node.op))
+    exc.add_note(
+        f"{_NOTE_START} {node} (Op {type(node.op).__name__}) with the ONNX rule "
+        f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', rule)}"
+    )
 
 
 def lookup(g, env, var):

@@ -56,8 +56,8 @@ def _slice_bounds(g, x, axis, slc):
     Value. ONNX clamps like Python except in two cases with a negative step:
     - start < -size: Python's slice is empty, ONNX clamps start to 0 and keeps
       element 0; the end then moves to 0, which empties the slice;
-    - end = INT64_MAX: ONNX Runtime reads it as "through element 0"; any end
-      >= size - 1 is empty in Python, so INT64_MAX - 1 does.
+    - end = INT64_MAX (or INT32_MAX): ONNX Runtime reads it as "through
+      element 0"; the builder replaces such ends (src/core/adapt.cc).
     """
     start, stop, step = (None if part is None else _index_value(g, part) for part in (slc.start, slc.stop, slc.step))
     if step is None:
@@ -71,7 +71,7 @@ def _slice_bounds(g, x, axis, slc):
             if isinstance(start, int) and isinstance(stop, int) and (start, stop, step) == (0, INT64_MAX, 1):
                 return None
             return start, stop, step
-        stop = INT64_MIN if stop is None else _below_int64_max(g, stop)
+        stop = INT64_MIN if stop is None else stop
         if start is None:
             return INT64_MAX, stop, step
         if isinstance(start, int) and start >= 0:
@@ -85,8 +85,6 @@ def _slice_bounds(g, x, axis, slc):
     negative = g.op("Less", step, int64_const(g, 0))
     if stop is None:
         stop = _where_int(g, negative, INT64_MIN, INT64_MAX)
-    else:
-        stop = _below_int64_max(g, stop)
     if start is None:
         start = _where_int(g, negative, INT64_MAX, 0)
     elif not (isinstance(start, int) and start >= 0):
@@ -94,13 +92,6 @@ def _slice_bounds(g, x, axis, slc):
         before_first = g.op("And", negative, g.op("Less", as_int64_value(g, start), g.op("Neg", size)))
         stop = _where_int(g, before_first, 0, stop)
     return start, stop, step
-
-
-def _below_int64_max(g, stop):
-    """``stop`` with INT64_MAX replaced by INT64_MAX - 1 (see ``_slice_bounds``)."""
-    if isinstance(stop, int):
-        return min(stop, INT64_MAX - 1)
-    return g.op("Min", stop, int64_const(g, INT64_MAX - 1))
 
 
 def _index_value(g, value):

@@ -94,8 +94,81 @@ std::vector<Value*> shape_slice_recipe(GraphBuilder& g, const std::vector<Value*
 
 }  // namespace
 
+// ONNX Runtime (1.21 to 1.32 at least) reads a Slice end of INT32_MAX or
+// INT64_MAX with a negative step as "through element 0"; ONNX clamps it to
+// size - 1, which makes the slice empty from any start (as Python does):
+// x[0:2**31-1:-1] gave [x[0]] instead of []. With a negative step every end
+// >= size - 1 means the same, so those two ends become one less (exact for
+// axes shorter than 2**31 - 1 elements). Constant ends are rewritten; ends or
+// steps known only at run time get the same replacement as a Where.
+void avoid_slice_end_sentinels(GraphBuilder& g, std::vector<Value*>& inputs) {
+  Value* ends = inputs.size() > 2 ? inputs[2] : nullptr;
+  Value* steps = inputs.size() > 4 ? inputs[4] : nullptr;
+  if (!ends || !steps || (ends->dtype != DType::Int64 && ends->dtype != DType::Int32) || ends->dtype != steps->dtype) {
+    return;  // no step (1), or a malformed Slice the checks after this report
+  }
+  const auto sentinel = [](int64_t end) { return end == INT32_MAX || end == INT64_MAX; };
+  if (steps->constant) {
+    const auto step_values = steps->constant->to_int64s();
+    if (std::none_of(step_values.begin(), step_values.end(), [](int64_t s) { return s < 0; })) return;
+    if (ends->constant) {
+      auto end_values = ends->constant->to_int64s();
+      if (end_values.size() != step_values.size()) return;
+      bool changed = false;
+      for (size_t i = 0; i < end_values.size(); ++i) {
+        if (step_values[i] < 0 && sentinel(end_values[i])) {
+          end_values[i] -= 1;
+          changed = true;
+        }
+      }
+      if (!changed) return;
+      const std::vector<int64_t> dims{static_cast<int64_t>(end_values.size())};
+      inputs[2] = ends->dtype == DType::Int64
+                      ? g.int64s(end_values)
+                      : g.constant(Tensor::from_values(DType::Int32, std::vector<int32_t>(end_values.begin(), end_values.end()), dims), "ints");
+      return;
+    }
+  }
+  const DType dtype = ends->dtype;
+  Value* zero = g.constant(Tensor::scalar(dtype, 0.0), "zero");
+  Value* at_sentinel = g.op1("Equal", {ends, g.constant(Tensor::scalar(dtype, INT32_MAX), "int32_max")});
+  if (dtype == DType::Int64) {
+    Value* int64_max = g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{INT64_MAX}, {}), "int64_max");
+    at_sentinel = g.op1("Or", {at_sentinel, g.op1("Equal", {ends, int64_max})});
+  }
+  Value* misread = g.op1("And", {at_sentinel, g.op1("Less", {steps, zero})});
+  Value* one = g.constant(Tensor::scalar(dtype, 1.0), "one");
+  inputs[2] = g.op1("Where", {misread, g.op1("Sub", {ends, one}), ends});
+}
+
+// ONNX Runtime 1.21 returns an empty input unreduced when a reduction's axis
+// is negative: ReduceSum(axes=[-1]) of a (0,) array gave (0,), not (), and
+// ArgMax(axis=-1) of a (0, 2) array gave (0, 2), not (0,) (found by the core
+// fuzzer). Axes given as attributes are made non-negative where the rank is
+// known (out-of-range ones are left for the checks after this).
+void make_reduction_axes_nonnegative(const std::string& op_type, const std::vector<Value*>& inputs,
+                                     Attributes& attrs) {
+  const bool is_arg = op_type == "ArgMax" || op_type == "ArgMin";
+  if (!is_arg && op_type.rfind("Reduce", 0) != 0) return;
+  if (inputs.empty() || !inputs[0] || !inputs[0]->rank()) return;
+  const auto rank = static_cast<int64_t>(*inputs[0]->rank());
+  const auto nonnegative = [rank](int64_t axis) { return axis < 0 && axis >= -rank ? axis + rank : axis; };
+  if (is_arg) {
+    const AttrValue* axis = attrs.find("axis");
+    if (axis && std::holds_alternative<int64_t>(*axis)) attrs.set("axis", nonnegative(std::get<int64_t>(*axis)));
+    return;
+  }
+  const AttrValue* axes = attrs.find("axes");
+  if (!axes || !std::holds_alternative<std::vector<int64_t>>(*axes)) return;
+  std::vector<int64_t> values = std::get<std::vector<int64_t>>(*axes);
+  for (auto& axis : values) axis = nonnegative(axis);
+  attrs.set("axes", values);
+}
+
 void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Value*>& inputs, Attributes& attrs,
                      size_t n_outputs) {
+  if (op_type == "Slice") avoid_slice_end_sentinels(g, inputs);
+  make_reduction_axes_nonnegative(op_type, inputs, attrs);
   if (op_type == "ReduceSum") {
     place_axes(g, op_type, inputs, attrs, 13, 1);
   } else if (op_type.rfind("Reduce", 0) == 0) {

@@ -214,7 +214,11 @@ Shape einsum_shape(const Node& node) {
     if (comma == std::string::npos || comma > arrow) break;
     start = comma + 1;
   }
-  if (terms.size() != node.inputs.size()) return std::nullopt;
+  if (terms.size() != node.inputs.size()) {
+    // The ONNX checker rejects the model; say so while it is being built.
+    throw BuildError("the equation has " + std::to_string(terms.size()) + " operands, but " +
+                     std::to_string(node.inputs.size()) + " inputs were given");
+  }
   std::unordered_map<char, Dim> letters;
   Shape ellipsis = std::vector<Dim>{};
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -310,13 +314,17 @@ void infer_shapes(Node& node) {
   if (op == "Transpose") {
     if (!in) return;
     auto perm = node.attrs.get_ints("perm");
+    // Checked before it is read: a shorter perm was read past its end.
+    if (perm && perm->size() != in->size()) throw BuildError("Transpose: perm length differs from rank");
     std::vector<Dim> out;
+    std::vector<bool> taken(in->size(), false);
     for (size_t i = 0; i < in->size(); ++i) {
       const size_t src = perm ? static_cast<size_t>((*perm)[i]) : in->size() - 1 - i;
       if (src >= in->size()) throw BuildError("Transpose: perm entry out of range");
+      if (taken[src]) throw BuildError("Transpose: perm repeats axis " + std::to_string(src));
+      taken[src] = true;
       out.push_back((*in)[src]);
     }
-    if (perm && perm->size() != in->size()) throw BuildError("Transpose: perm length differs from rank");
     y->shape = out;
     return;
   }
@@ -327,7 +335,12 @@ void infer_shapes(Node& node) {
   if (op == "Flatten") {
     if (!in) { y->shape = unknown_dims(2); return; }
     int64_t axis = node.attrs.get_int("axis", 1);
-    if (axis < 0) axis += static_cast<int64_t>(in->size());
+    const auto rank = static_cast<int64_t>(in->size());
+    // Flatten's axis lies in [-rank, rank] (both ends included: all dims go to one side).
+    if (axis < -rank || axis > rank) {
+      throw BuildError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    }
+    if (axis < 0) axis += rank;
     auto product = [&](size_t lo, size_t hi) {
       int64_t p = 1;
       for (size_t i = lo; i < hi; ++i) {
@@ -414,6 +427,12 @@ void infer_shapes(Node& node) {
     auto sizes = node.input(1) ? const_ints(node.input(1)) : std::nullopt;
     const size_t n = node.outputs.size();
     const Dim& d = (*in)[axis];
+    if (!node.input(1) && d.is_known() && d.size > 0 && static_cast<int64_t>(n) > d.size) {
+      // ONNX gives no parts for this (its shape inference then disagrees
+      // with any split), so the checker rejects the model.
+      throw BuildError("cannot split an axis of " + std::to_string(d.size) + " into " + std::to_string(n) +
+                       " parts without sizes");
+    }
     for (size_t i = 0; i < n; ++i) {
       std::vector<Dim> out = *in;
       if (sizes && sizes->size() == n) out[axis] = Dim::known((*sizes)[i]);

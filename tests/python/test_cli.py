@@ -375,6 +375,17 @@ def test_cli_export_bad_graph_arguments(capsys, tmp_path):
     assert "ValueError: The outputs depend on variables that are not in inputs: y" in err
 
 
+def test_cli_export_to_a_missing_directory(capsys, tmp_path):
+    script = write_script(tmp_path, """
+        import pytensor.tensor as pt
+        x = pt.vector("x")
+        inputs, outputs = [x], [x * 2]
+    """)
+    status, _, err = run_cli(capsys, "export", script, "-o", tmp_path / "absent" / "m.onnx")
+    assert status == 1
+    assert "pytensor-onnx export: error: FileNotFoundError: [Errno 2] the directory to write the model in does not exist" in err
+
+
 def test_cli_export_missing_script(capsys, tmp_path):
     status, _, err = run_cli(capsys, "export", tmp_path / "absent.py", "-o", tmp_path / "m.onnx")
     assert status == 1

@@ -408,3 +408,386 @@ def test_named_recipes_from_python():
         g.recipe("nope", x)
     with pytest.raises(TypeError, match="must be a Value"):
         g.recipe("cos_float64", 1.0)
+
+
+# -- the rows of docs/errors.md not covered above ----------------------------------
+# (docs/errors.md names the test of every row; keep the two in step.)
+
+
+def test_export_shared_variable_as_input():
+    w = pytensor.shared(np.ones(2), name="w")
+    with pytest.raises(TypeError, match=r"inputs\[0\] is the shared variable w; shared variables are baked"):
+        export_onnx([w], [w * 2])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"optimize": "yes"}, "optimize must be a bool, got str"),
+        ({"float32": 1}, "float32 must be a bool, got 1"),
+        ({"inline_functions": None}, "inline_functions must be a bool, got NoneType"),
+        ({"external_data": "auto"}, r"external_data must be None \(automatic\), True or False, got 'auto'"),
+        ({"metadata": {"a": 1}}, "metadata must map non-empty strings to strings; got 'a': 1"),
+        ({"metadata": ["a"]}, "metadata must be a mapping of strings to strings, got list"),
+        ({"input_docs": "x"}, "input_docs must be a mapping by name or a list of strings, got str"),
+    ],
+)
+def test_export_bad_option_types(kwargs, match):
+    x = pt.vector("x")
+    with pytest.raises(TypeError, match=match):
+        export_onnx([x], [x * 2], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"input_docs": {"zz": "a"}}, "input_docs names zz, which are not among x"),
+        ({"output_docs": ["a", "b"]}, "output_docs has 2 entries for 1 names"),
+        ({"external_data": True}, "external_data=True needs a filename"),
+    ],
+)
+def test_export_bad_option_values(kwargs, match):
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match=match):
+        export_onnx([x], [x * 2], **kwargs)
+
+
+def test_export_to_a_missing_directory_fails_before_converting(tmp_path):
+    x = pt.vector("x")
+    target = tmp_path / "absent" / "m.onnx"
+    # The check comes first: even a graph that cannot be converted fails on the path.
+    with pytest.raises(FileNotFoundError, match="the directory to write the model in does not exist"):
+        export_onnx([x], [UnconvertibleOp()(x)], target)
+    assert not target.parent.exists()
+
+
+def test_export_to_a_directory(tmp_path):
+    x = pt.vector("x")
+    with pytest.raises(IsADirectoryError, match="filename is a directory"):
+        export_onnx([x], [x * 2], tmp_path)
+
+
+def test_export_without_write_permission(tmp_path, monkeypatch):
+    # The tests may run as root, who may write anywhere: deny through os.access,
+    # which is what the check asks.
+    import os
+
+    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: False)
+    x = pt.vector("x")
+    with pytest.raises(PermissionError, match="no permission to write the model there"):
+        export_onnx([x], [x * 2], tmp_path / "m.onnx")
+
+
+def test_export_function_missing_directory(tmp_path):
+    x = pt.vector("x")
+    fn = pytensor.function([x], pt.exp(x))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        export_function_onnx(fn, tmp_path / "absent" / "m.onnx")
+
+
+def test_export_too_large_without_filename(monkeypatch):
+    import pytensor_onnx.export as export_module
+
+    monkeypatch.setattr(export_module, "PROTOBUF_LIMIT", 1000)
+    monkeypatch.setattr(export_module, "_GRAPH_HEADROOM", 0)
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(1000), name="w")
+    with pytest.raises(ValueError, match="more than one protobuf message can .* pass a filename"):
+        export_onnx([x], [x * w])
+
+
+# -- making the mode ----------------------------------------------------------------
+
+
+def test_onnx_mode_bad_session_options():
+    with pytest.raises(TypeError, match="session_options must be an onnxruntime.SessionOptions or None, got dict"):
+        onnx_mode(session_options={"intra_op_num_threads": 1})
+
+
+def test_onnx_mode_providers_as_a_string():
+    with pytest.raises(TypeError, match="providers must be a list of provider names .* got str"):
+        onnx_mode(providers="CPUExecutionProvider")
+
+
+def test_onnx_mode_unknown_provider():
+    # ONNX Runtime itself only warns and falls back to the CPU provider.
+    with pytest.raises(ValueError, match=r"providers\[1\]: 'NoSuchExecutionProvider' is not available .*CPUExecutionProvider"):
+        onnx_mode(providers=["CPUExecutionProvider", "NoSuchExecutionProvider"])
+
+
+def test_onnx_mode_provider_pair_is_checked():
+    assert onnx_mode(providers=[("CPUExecutionProvider", {})]).linker.providers == [("CPUExecutionProvider", {})]
+    with pytest.raises(TypeError, match=r"providers\[0\] must be a provider name or a \(name, options dict\) pair"):
+        onnx_mode(providers=[("CPUExecutionProvider", "fast")])
+
+
+def test_onnx_mode_optimize_type():
+    with pytest.raises(TypeError, match="optimize must be a bool, got str"):
+        onnx_mode(optimize="no")
+
+
+def test_compile_onnx_rejects_a_mode():
+    x = pt.vector("x")
+    with pytest.raises(TypeError, match="compile_onnx chooses the mode"):
+        compile_onnx([x], x * 2, mode="FAST_RUN")
+
+
+def test_compile_onnx_bad_providers():
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match="is not available in this onnxruntime build"):
+        compile_onnx([x], x * 2, providers=["NoSuchExecutionProvider"])
+
+
+def test_compile_onnx_unsupported_op():
+    x = pt.vector("x")
+    with pytest.raises(NotImplementedError, match="No ONNX conversion for Op UnconvertibleOp"):
+        compile_onnx([x], UnconvertibleOp()(x))
+
+
+# -- calling a compiled function --------------------------------------------------
+
+
+def test_call_with_too_many_arguments(float32_fn):
+    with pytest.raises(TypeError, match="Too many parameter"):
+        float32_fn(np.ones((2, 3), dtype="float32"), np.ones((2, 3), dtype="float32"))
+
+
+def test_call_with_unknown_keyword(float32_fn):
+    with pytest.raises(TypeError, match="Unknown input.*: y"):
+        float32_fn(y=np.ones((2, 3), dtype="float32"))
+
+
+def test_call_with_non_numeric_data(float32_fn):
+    # PyTensor's own conversion error (2.38 wraps it in "Bad input argument").
+    with pytest.raises(ValueError, match="could not convert string to float|Bad input argument"):
+        float32_fn("abc")
+
+
+def test_call_with_none():
+    # PyTensor 3.x rejects None itself; 2.38 passes it to the linker, which says so.
+    fn = pytensor.function([_x], _x * 2, mode="ONNX")
+    with pytest.raises(TypeError, match="isnan|input x is None; pass an array"):
+        fn(None)
+
+
+_x = pt.vector("x")
+_m = pt.matrix("m")
+_i = pt.scalar("i", dtype="int64")
+_iv = pt.vector("iv", dtype="int64")
+_jv = pt.vector("jv", dtype="int64")
+
+BAD_INDICES = {
+    "scalar": ([_x, _i], _x[_i], [np.ones(3), np.int64(5)]),
+    "negative scalar": ([_x, _i], _x[_i], [np.ones(3), np.int64(-4)]),
+    "vector": ([_x, _iv], _x[_iv], [np.ones(3), np.array([0, 7])]),
+    "second axis": ([_m, _iv], _m[:, _iv], [np.ones((2, 3)), np.array([0, 3])]),
+    "pairs": ([_m, _iv, _jv], _m[_iv, _jv], [np.ones((2, 3)), np.array([0, 1]), np.array([0, 5])]),
+    "set_subtensor": ([_x, _iv], pt.set_subtensor(_x[_iv], 2.0), [np.ones(3), np.array([0, 7])]),
+    "inc_subtensor": ([_x, _i], pt.inc_subtensor(_x[_i], 2.0), [np.ones(3), np.int64(-9)]),
+    "set pairs": ([_m, _iv, _jv], pt.set_subtensor(_m[_iv, _jv], 0.0), [np.ones((2, 3)), np.array([2, 1]),
+                                                                            np.array([0, 1])]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INDICES))
+def test_call_with_out_of_range_index(case):
+    from pytensor_onnx.linker import ONNXIndexError
+
+    inputs, output, values = BAD_INDICES[case]
+    with pytest.raises(IndexError, match="out of bounds"):  # what PyTensor's linkers raise
+        py_function(inputs, output)(*values)
+    fn = pytensor.function(inputs, output, mode="ONNX")
+    with pytest.raises(IndexError, match=r"(?s)index out of bounds\nONNX Runtime failed to run the model.*Inputs given") as info:
+        fn(*values)
+    assert isinstance(info.value, ONNXIndexError) and isinstance(info.value, RuntimeError)
+
+
+def test_exported_model_with_out_of_range_index():
+    # Outside mode ONNX the error is ONNX Runtime's own.
+    model = export_onnx([_x, _iv], [_x[_iv]])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match="out of data bounds") as info:
+        session.run(None, {"x": np.ones(3), "iv": np.array([0, 7])})
+    assert type(info.value).__module__.startswith("onnxruntime")
+
+
+def test_call_with_mismatched_shapes_of_a_matrix_product():
+    a, b = pt.matrix("a"), pt.matrix("b")
+    fn = pytensor.function([a, b], pt.dot(a, b), mode="ONNX")
+    with pytest.raises(RuntimeError, match=r"(?s)MatMul.*a: dtype float64, shape \(2, 3\).*b: dtype float64, shape \(4, 2\)"):
+        fn(np.ones((2, 3)), np.ones((4, 2)))
+
+
+def test_call_with_a_shape_that_cannot_be_reshaped():
+    fn = pytensor.function([_x], _x.reshape((2, 2)), mode="ONNX")
+    with pytest.raises(RuntimeError, match=r"(?s)Reshape.*x: dtype float64, shape \(3,\)"):
+        fn(np.ones(3))
+
+
+# -- registering rules --------------------------------------------------------------
+
+
+def test_register_for_a_class_that_is_not_an_op():
+    with pytest.raises(TypeError, match="onnx_funcify.register takes a pytensor Op class, got dict"):
+        onnx_funcify.register(dict)(lambda op, node, g, x: x)
+
+
+def test_register_something_that_is_not_a_function():
+    class NeedsARule(UnconvertibleOp):
+        pass
+
+    with pytest.raises(TypeError, match="the ONNX rule for NeedsARule must be a function .* got str"):
+        onnx_funcify.register(NeedsARule, "Exp")
+    with pytest.raises(TypeError, match="the ONNX rule for NeedsARule must be a function .* got int"):
+        onnx_funcify.register(NeedsARule)(3)
+
+
+def test_rule_with_wrong_signature_names_the_node():
+    op = _op_with_rule(lambda op, node, g: g)
+    x = pt.vector("x")
+    with pytest.raises(TypeError, match="takes 3 positional arguments but 4 were given") as info:
+        export_onnx([x], [op(x)])
+    assert any(note.startswith("while converting the node RuleUnderTest(x)") for note in info.value.__notes__)
+
+
+def test_exception_inside_a_rule_keeps_its_type_and_names_the_node():
+    def rule(op, node, g, x):
+        raise KeyError("no such setting")
+
+    op = _op_with_rule(rule)
+    x = pt.vector("x")
+    with pytest.raises(KeyError, match="no such setting") as info:
+        pytensor.function([x], op(x) + 1, mode="ONNX")
+    (note,) = info.value.__notes__
+    assert "RuleUnderTest(x)" in note and "with the ONNX rule" in note and "rule" in note
+
+
+def test_rule_with_unknown_attribute():
+    op = _op_with_rule(lambda op, node, g, x: g.op("Exp", x, bogus=3))
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match="Exp has no attribute 'bogus'") as info:
+        export_onnx([x], [op(x)])
+    assert type(info.value).__name__ == "OnnxBuildError"
+
+
+def test_rule_with_wrong_number_of_onnx_inputs():
+    op = _op_with_rule(lambda op, node, g, x: g.op("Exp", x, x))
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match="Exp takes 1 inputs at opset 18, got 2"):
+        export_onnx([x], [op(x)], opset_version=18)
+
+
+def test_rule_passing_a_python_number_to_g_op():
+    op = _op_with_rule(lambda op, node, g, x: g.op("Add", x, 1.0))
+    x = pt.vector("x")
+    with pytest.raises(TypeError, match=r"Add: input 1 must be a Value \(use g.const\(array\) for constants\)"):
+        export_onnx([x], [op(x)])
+
+
+# -- pytensor_onnx.pymc -------------------------------------------------------------
+
+
+@pytest.fixture
+def pymc_model():
+    import pymc as pm
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu")
+        pm.Normal("y", mu, 1, observed=np.ones(3))
+    return model
+
+
+def test_pymc_export_outside_a_model_context():
+    from pytensor_onnx.pymc import export_logp
+
+    with pytest.raises(TypeError, match="No model on context stack"):
+        export_logp()
+
+
+@pytest.mark.parametrize("entry", ["export_logp", "export_deterministics", "export_posterior_predictive",
+                                   "unsupported_ops"])
+def test_pymc_model_of_the_wrong_type(entry):
+    import pytensor_onnx.pymc as onnx_pymc
+
+    with pytest.raises(TypeError, match="model must be a pymc.Model, got str"):
+        getattr(onnx_pymc, entry)("model")
+
+
+@pytest.mark.parametrize("flag", ["flat", "gradient", "jacobian", "float32"])
+def test_pymc_flags_must_be_bools(pymc_model, flag):
+    from pytensor_onnx.pymc import export_logp
+
+    with pytest.raises(TypeError, match=f"{flag} must be a bool, got 'yes'"):
+        export_logp(pymc_model, **{flag: "yes"})
+
+
+def test_pymc_data_inputs_must_be_a_list(pymc_model):
+    from pytensor_onnx.pymc import export_logp
+
+    with pytest.raises(TypeError, match="data_inputs must be a list of pm.Data names"):
+        export_logp(pymc_model, data_inputs="x")
+
+
+def test_pymc_var_names_must_be_a_list(pymc_model):
+    from pytensor_onnx.pymc import export_deterministics, export_posterior_predictive
+
+    with pytest.raises(TypeError, match="var_names must be a list of variable names, got str"):
+        export_posterior_predictive(pymc_model, var_names="y")
+    with pytest.raises(TypeError, match=r"var_names\[0\] must be a variable name \(str\), got 3"):
+        export_deterministics(pymc_model, var_names=[3])
+
+
+def test_pymc_var_names_unknown(pymc_model):
+    from pytensor_onnx.pymc import export_posterior_predictive
+
+    with pytest.raises(ValueError, match=r"var_names: \['mu'\] are not observed variables \(those are: \['y'\]\)"):
+        export_posterior_predictive(pymc_model, var_names=["mu"])
+
+
+def test_pymc_nothing_to_export():
+    import pymc as pm
+
+    from pytensor_onnx.pymc import export_deterministics, export_posterior_predictive
+
+    with pm.Model() as model:
+        pm.Normal("mu")
+    with pytest.raises(ValueError, match="the model has no transformed variables or deterministics to export"):
+        export_deterministics(model)
+    with pytest.raises(ValueError, match="the model has no observed variables"):
+        export_posterior_predictive(model)
+
+
+def test_pymc_export_bad_opset_and_path(pymc_model, tmp_path):
+    from pytensor_onnx.pymc import export_logp
+
+    with pytest.raises(ValueError, match="opset_version 12 is outside the supported range"):
+        export_logp(pymc_model, opset_version=12)
+    with pytest.raises(FileNotFoundError, match="the directory to write the model in does not exist"):
+        export_logp(pymc_model, tmp_path / "absent" / "logp.onnx")
+
+
+def test_pymc_read_layout_of_another_model():
+    from pytensor_onnx.pymc import read_layout
+
+    x = pt.vector("x")
+    with pytest.raises(ValueError, match="it was not exported by pytensor_onnx.pymc"):
+        read_layout(export_onnx([x], [x * 2]))
+    with pytest.raises(TypeError, match="model must be an onnx.ModelProto or a path, got int"):
+        read_layout(3)
+
+
+def test_the_errors_table_names_tests_that_exist():
+    """Every test docs/errors.md cites exists (in this file unless a file is named)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    table = (root / "docs" / "errors.md").read_text()
+    cited = re.findall(r"`(?:(test_\w+\.py)::)?(test_\w+)`", table)
+    assert len(cited) > 60
+    missing = []
+    for filename, name in cited:
+        source = (Path(__file__).parent / (filename or "test_errors.py")).read_text()
+        if not re.search(rf"^def {name}\(", source, re.MULTILINE):
+            missing.append(f"{filename or 'test_errors.py'}::{name}")
+    assert not missing, missing

@@ -129,6 +129,21 @@ def test_subtensor_int64_limits_as_bounds(opset, rng):
         compare_onnx_and_py([x, b, c], outputs, [rng.normal(size=4), np.int64(stop), np.int64(step)], opset_version=opset)
 
 
+@pytest.mark.parametrize("opset", [13, 18])
+def test_subtensor_int32_max_as_end(opset, rng):
+    # ONNX Runtime reads INT32_MAX as an end like INT64_MAX ("through element
+    # 0" with a negative step): x[0:2**31-1:-1] gave [x[0]] (found by the core
+    # fuzzer on ONNX Runtime 1.21; 1.32 does the same).
+    x = pt.tensor("x", shape=(None,))
+    b, c = pt.lscalar("b"), pt.lscalar("c")
+    b32 = pt.scalar("b32", dtype="int32")
+    int32_max = 2**31 - 1
+    outputs = [x[0:int32_max:-1], x[2:int32_max:-2], x[:b:-1], x[1:b:c], x[b32::-1], x[:b32:-1]]
+    for stop, step in [(int32_max, -1), (int32_max, 1), (int32_max - 1, -1), (2, -1)]:
+        compare_onnx_and_py([x, b, c, b32], outputs,
+                            [rng.normal(size=4), np.int64(stop), np.int64(step), np.int32(stop)], opset_version=opset)
+
+
 def test_subtensor_out_of_range_integer_index_raises(rng):
     x = tensor3()
     i = pt.lscalar("i")

@@ -43,6 +43,19 @@ Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis);
 Value* sort_stable(GraphBuilder& g, Value* x, int64_t axis);
 Value* searchsorted(GraphBuilder& g, Value* sorted, Value* v, bool right);
 Value* cumprod(GraphBuilder& g, Value* x, int64_t axis);
+// TopK guarded for ONNX Runtime 1.21, which crashes on an input with an empty
+// axis other than the sorted one: an If whose branch for such inputs needs no
+// TopK (nullopt when the static shape rules that out, or the op is malformed).
+std::optional<std::vector<Value*>> topk_guarding_empty(GraphBuilder& g, const std::vector<Value*>& inputs,
+                                                       const Attributes& attrs);
+// einsum.cc: Einsum guarded the same way (ONNX Runtime 1.21 crashes on an
+// empty operand); equations with "..." or without "->" are left as they are.
+std::optional<std::vector<Value*>> einsum_guarding_empty(GraphBuilder& g, const std::vector<Value*>& inputs,
+                                                         const Attributes& attrs);
+// The name of the If branch that TopK (or Einsum) runs in once its input is known to
+// have no other empty axis, and whether `g` builds such a branch.
+inline constexpr const char* kNonemptyBranch = "nonempty_input";
+bool builds_for_nonempty_input(const GraphBuilder& g);
 // np.unique of a 1-D x: {values, first-occurrence index, inverse, counts}.
 std::vector<Value*> unique(GraphBuilder& g, Value* x);
 

@@ -78,13 +78,60 @@ Value* argsort_stable(GraphBuilder& g, Value* x, int64_t axis) {
   axis = checked_axis(x, axis, "argsort_stable");
   if (!other_axis_may_be_empty(x, axis)) return argsort_nonempty(g, x, axis);
   // ONNX Runtime 1.21's TopK divides by zero (SIGFPE) when another axis is
-  // empty and K > 0: an empty input takes a branch without TopK.
+  // empty and K > 0: an empty input takes a branch without TopK (one If for
+  // the whole recipe; its TopKs are not guarded again, builds_for_nonempty_input).
   GraphBuilder empty(g, "empty_order");
   empty.output(empty.op1("ConstantOfShape", {empty.op1("Shape", {x})}, {{"value", Tensor::int64s({0})}}), "empty_order");
   GraphBuilder sorting(g, "stable_order");
   sorting.output(argsort_nonempty(sorting, x, axis), "stable_order");
   Value* is_empty = g.op1("Equal", {g.op1("Size", {x}), int64_scalar(g, 0)});
   return g.op("If", {is_empty}, {{"then_branch", empty.shared_graph()}, {"else_branch", sorting.shared_graph()}}, 1)[0];
+}
+
+bool builds_for_nonempty_input(const GraphBuilder& g) {
+  const std::string& name = g.graph().name();
+  return name == kNonemptyBranch || name == "stable_order";
+}
+
+std::optional<std::vector<Value*>> topk_guarding_empty(GraphBuilder& g, const std::vector<Value*>& inputs,
+                                                       const Attributes& attrs) {
+  // Anything unusual (a missing or non-int64-vector K, an unknown rank, a bad
+  // axis) goes the ordinary way, which reports it.
+  if (inputs.size() != 2 || !inputs[0] || !inputs[1] || builds_for_nonempty_input(g)) return std::nullopt;
+  Value* x = inputs[0];
+  Value* k = inputs[1];
+  if (!x->rank() || *x->rank() == 0 || k->dtype != DType::Int64 || !k->rank() || *k->rank() != 1) return std::nullopt;
+  const auto rank = static_cast<int64_t>(*x->rank());
+  int64_t axis = attrs.get_int("axis", -1);
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  if (axis < 0) axis += rank;
+  if (!other_axis_may_be_empty(x, axis)) return std::nullopt;
+
+  // ONNX Runtime 1.21's TopK crashes the process (SIGSEGV/SIGFPE: it
+  // divides by the number of rows) when an axis other than `axis` is empty
+  // and K > 0 (docs/testing.md). Such an input takes a branch without TopK;
+  // its results are empty, of TopK's shape. K larger than the axis still
+  // goes to TopK, which reports it.
+  GraphBuilder sorting(g, kNonemptyBranch);
+  auto found = sorting.op("TopK", {x, k}, attrs, 2);
+  sorting.output(found[0], "topk_values");
+  sorting.output(found[1], "topk_indices");
+
+  GraphBuilder empty(g, "topk_empty");
+  Value* values = empty.op1("Slice", {x, empty.int64s({0}), k, empty.int64s({axis})});
+  Value* indices = empty.op1("ConstantOfShape", {empty.op1("Shape", {values})}, {{"value", Tensor::int64s({0})}});
+  // This branch runs only when the axis holds at least K elements: its
+  // results have TopK's shape (what Slice's inference cannot know).
+  values->shape = found[0]->shape;
+  indices->shape = found[0]->shape;
+  empty.output(values, "topk_empty_values");
+  empty.output(indices, "topk_empty_indices");
+
+  Value* no_elements = g.op1("Equal", {g.op1("Size", {x}), int64_scalar(g, 0)});
+  Value* k_fits = g.op1("Squeeze", {g.op1("GreaterOrEqual", {axis_length(g, x, axis), k})},
+                        {{"axes", std::vector<int64_t>{0}}});
+  Value* take_empty = g.op1("And", {no_elements, k_fits});
+  return g.op("If", {take_empty}, {{"then_branch", empty.shared_graph()}, {"else_branch", sorting.shared_graph()}}, 2);
 }
 
 Value* sort_stable(GraphBuilder& g, Value* x, int64_t axis) {
