@@ -208,3 +208,26 @@ def test_scalar_typed_inputs_and_outputs_behave_as_in_pytensor():
     want = pytensor.function([a, b], out, mode=Mode(linker="py", optimizer=None))(1.5, 3)
     assert type(got) is type(want)  # a NumPy scalar, not a 0-d array
     assert got == want == 6.0
+
+
+def _scalar_ops(fgraph):
+    return sorted(type(node.op.scalar_op).__name__ for node in fgraph.apply_nodes if hasattr(node.op, "scalar_op"))
+
+
+def test_onnx_rewrites_leave_out_the_algebraic_canonizers(rng):
+    # They were most of the rewrite time of deep chains (mode.py,
+    # EXPENSIVE_REWRITES). With them (fast_run), -(x * 2) becomes one Mul by
+    # -2; the ONNX set leaves it as built, and the results stay PyTensor's.
+    from pytensor.graph.fg import FunctionGraph
+
+    from pytensor_onnx.export import _rewrite
+
+    x = pt.vector("x")
+    out = -(x * 2.0)
+    reference = FunctionGraph([x], [out], clone=True)
+    pytensor.compile.mode.get_mode("FAST_RUN").excluding("fusion").optimizer.rewrite(reference)
+    assert _scalar_ops(reference) == ["Mul"]
+    fgraph = FunctionGraph([x], [out], clone=True)
+    _rewrite(fgraph)
+    assert _scalar_ops(fgraph) == ["Mul", "Neg"]
+    compare_onnx_and_py([x], out, [rng.normal(size=5)])
