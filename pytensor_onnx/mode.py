@@ -3,21 +3,26 @@
 from pytensor.compile import optdb
 from pytensor.compile.mode import Mode, predefined_linkers, predefined_modes, register_linker, register_mode
 from pytensor.graph.rewriting.basic import dfs_rewriter
-from pytensor.tensor.rewriting.basic import constant_folding
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+from pytensor.tensor.rewriting.basic import constant_folding
 
 from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC
 from pytensor_onnx.linker import ONNXLinker
 
-#: PyTensor rewrites left out of the ONNX rewrite set because their cost is
-#: far above their worth for an ONNX model. The algebraic canonizers rebuild
-#: every Mul/Add/Neg they can reach into a flat canonical form (neg(x) ->
-#: mul(-1, x) -> neg(x) round trips included); each application pays a full
-#: graph replacement, and they were 85-90% of the rewrite time of deep
-#: element-wise chains (a 1,000-step chain: 9.6 s with them, 1.2 s without,
-#: bench/conversion.py). What they would save at run time (x*2*3 -> x*6,
-#: x*y/y -> x) is rare in real graphs; ONNX Runtime folds the constant parts
-#: itself. Same names in PyTensor 2.38 and 3.3.
+#: PyTensor rewrites left out of the ONNX rewrite set: their cost is far
+#: above their worth for an ONNX model (bench/conversion.py).
+#: - The algebraic canonizers rebuild every Mul/Add/Neg they reach into a flat
+#:   canonical form (neg(x) -> mul(-1, x) -> neg(x) round trips included),
+#:   each application a full graph replacement: 85-90% of the rewrite time of
+#:   deep element-wise chains (1,000 steps: 9.6 s with them, 1.2 s without).
+#:   What they save at run time (x*2*3 -> x*6, x*y/y -> x) did not show on
+#:   bench/backends.py's workloads (bench/results.md).
+#: - The constant upcast only helps PyTensor merge (1 - x) with (1.0 - x);
+#:   each application imports a new node, and importing a node copies the
+#:   graph's whole variable set (PyTensor 3.3's toposort blockers): quadratic
+#:   on deep chains. The builder casts mixed-dtype inputs itself, and ONNX
+#:   Runtime folds a Cast of an initializer when it loads the model.
+#: Same names in PyTensor 2.38 and 3.3.
 EXPENSIVE_REWRITES = (
     "local_mul_canonizer",
     "local_add_canonizer",
@@ -42,15 +47,15 @@ if "onnx_scan_save_mem" not in optdb:
         position=1.612,
     )
 
-# Constants folded (DimShuffles of constants above all) and upcast to their
-# Elemwise's dtype before merge1 merges equal constants. Later, in
-# canonicalize, the same rewrites replace one merged constant in each of its
-# many clients, and PyTensor's ShapeFeature scans all the clients of the
-# replaced variable on every such change: quadratic in the size of graphs
-# that reuse a constant (a 4,000-step chain: 6 s of canonicalize, 28 s at
-# 8,000). Here each constant still has its one client and ShapeFeature is not
-# attached yet (ShapeOpt, position 0.1). Same rewrites as canonicalize's, run
-# earlier; canonicalize still runs them on what later rewrites create.
+# Constants folded (DimShuffles of constants above all) before merge1 merges
+# equal ones. Folded later, in canonicalize, a merged DimShuffle of a constant
+# is replaced in each of its many clients, and PyTensor's ShapeFeature scans
+# all the clients of the replaced variable on each such change: quadratic in
+# graphs that reuse a constant (canonicalize of a 4,000-step chain: 6 s, of
+# an 8,000-step one: 28 s). Here each constant still has its one client and
+# ShapeFeature is not attached yet (ShapeOpt, position 0.1). The same
+# rewrite as canonicalize's, run earlier; canonicalize still folds what later
+# rewrites create.
 if "onnx_fold_constants_early" not in optdb:
     optdb.register(
         "onnx_fold_constants_early",

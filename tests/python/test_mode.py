@@ -231,3 +231,21 @@ def test_onnx_rewrites_leave_out_the_algebraic_canonizers(rng):
     _rewrite(fgraph)
     assert _scalar_ops(fgraph) == ["Mul", "Neg"]
     compare_onnx_and_py([x], out, [rng.normal(size=5)])
+
+
+def test_onnx_rewrites_fold_constants_before_merging_them():
+    # Folded after merge1 and ShapeOpt, a DimShuffle of a constant shared by
+    # many nodes costs a scan of all its clients per replaced input (mode.py).
+    from pytensor.compile import optdb
+
+    from pytensor_onnx.mode import ONNX
+
+    positions = optdb.__position__
+    assert positions["onnx_fold_constants_early"] < positions["merge1"] < positions["ShapeOpt"]
+    x = pt.vector("x")
+    fn = pytensor.function([x], x * 1.5 + x * 1.5, mode=ONNX)
+    assert not any(
+        type(node.op).__name__ == "DimShuffle" and isinstance(node.inputs[0], pytensor.graph.basic.Constant)
+        for node in fn.maker.fgraph.apply_nodes
+    )
+    np.testing.assert_allclose(fn(np.arange(3.0)), 3.0 * np.arange(3.0))
