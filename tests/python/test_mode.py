@@ -6,6 +6,7 @@ import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from helpers import onnx_op_types
 from pytensor.compile.mode import Mode, get_mode
 
 import pytensor_onnx
@@ -249,3 +250,13 @@ def test_onnx_rewrites_fold_constants_before_merging_them():
         for node in fn.maker.fgraph.apply_nodes
     )
     np.testing.assert_allclose(fn(np.arange(3.0)), 3.0 * np.arange(3.0))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_constants_of_another_dtype_are_cast_when_built(dtype, rng):
+    # (2 and 1 are int8 constants.) Without PyTensor's constant upcast
+    # (mode.py), the rule casts them itself: no Cast node in the model.
+    x = pt.vector("x", dtype=dtype)
+    out = 2 * x + 1
+    fn = compare_onnx_and_py([x], out, [np.arange(-3, 4).astype(dtype)])[0]
+    assert "Cast" not in onnx_op_types(fn)
