@@ -201,8 +201,9 @@ def measure(workload: str, backend: str) -> dict:
 # -- the parent: run every pair, print the table ----------------------------------------------
 
 
-def _run_child(workload: str, backend: str) -> dict:
-    cmd = [sys.executable, __file__, "--child", workload, backend]
+def _run_child(workload: str, backend: str, script: str = __file__) -> dict:
+    """``script --child workload backend`` in a fresh process: its JSON result, or {"error": ...}."""
+    cmd = [sys.executable, script, "--child", workload, backend]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:

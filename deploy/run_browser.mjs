@@ -6,7 +6,8 @@
 // playwright-core, checks that the page loaded its model and drew a
 // posterior, moves its data once (a click) and waits for the redraw, then
 // runs every case inside the page. CHROMIUM overrides the browser
-// executable (default: Debian's /usr/bin/chromium).
+// executable (default: Debian's /usr/bin/chromium); DEPLOY_REPEATS=N also
+// times N more runs of each case (runner.mjs).
 import { existsSync, writeFileSync } from 'node:fs';
 
 import { chromium } from 'playwright-core';
@@ -43,12 +44,13 @@ try {
   const probe = await page.evaluate(() => window.example.logDensity(0.3, 0.8, -0.5));
   const userAgent = await page.evaluate(() => navigator.userAgent);
 
-  const results = await page.evaluate(async () => {
+  const repeats = Number(process.env.DEPLOY_REPEATS || 0);
+  const results = await page.evaluate(async (repeatCount) => {
     const { runCases } = await import('/runner.mjs');
     const { cases } = await (await fetch('/cases/cases.json')).json();
     const load = async (c) => new Uint8Array(await (await fetch(`/cases/${c.model}`)).arrayBuffer());
-    return runCases(window.ort, cases, load);
-  });
+    return runCases(window.ort, cases, load, {}, repeatCount);
+  }, repeats);
   writeFileSync(outPath, JSON.stringify({
     runtime: 'onnxruntime-web (chromium)', userAgent, page: { first, afterClick, probe, consoleErrors }, results,
   }));

@@ -43,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without PyMC
 import numpy as np
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import ancestors
 from pytensor.graph.replace import graph_replace
 
 from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
@@ -484,7 +485,12 @@ def export_posterior_predictive(
     free = list(model.free_RVs)
     shapes = _constrained_shapes(model, free)
     stand_ins = {rv: pt.tensor(rv.name, shape=rv.type.shape, dtype=rv.type.dtype) for rv in free}
-    outputs = graph_replace(observed, stand_ins, strict=False)
+    # Replace only the free variables the observed ones reach without passing
+    # through another free variable: the others (hyperpriors) act only through
+    # those, and PyTensor 2.38's graph_replace fails on nested keys ("i-2 is not
+    # a part of graph"). Every free variable stays an input.
+    reached = set(ancestors(observed, blockers=free))
+    outputs = graph_replace(observed, {rv: s for rv, s in stand_ins.items() if rv in reached}, strict=False)
     inputs = list(stand_ins.values())
     output_names = [f"{v.name}_draw" for v in observed]
     described = {

@@ -1,6 +1,7 @@
 import os
 
 import numpy as np
+import pytensor
 import pytest
 from hypothesis import settings
 
@@ -17,3 +18,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "replay"))
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261122)
+
+
+@pytest.fixture(autouse=True)
+def pytensor_config_untouched():
+    """Fail the test that leaves PyTensor's default mode or linker changed.
+
+    Every later test in the same worker would compile its reference (and
+    OpFromGraph inner functions, which use the default mode) with it: CI once
+    failed two unrelated Pad tests that way, after threads compiled at once.
+    """
+    before = (pytensor.config.mode, pytensor.config.linker)
+    yield
+    after = (pytensor.config.mode, pytensor.config.linker)
+    assert after == before, f"the test left PyTensor's (config.mode, config.linker) at {after}, was {before}"

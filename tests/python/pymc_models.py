@@ -1,7 +1,7 @@
 """The PyMC model suite: real models of the kinds PyMC users write.
 
 Each entry builds a fresh ``pm.Model`` from seeded synthetic data. The tests
-(``test_pymc_models.py``) and the benchmark (``bench/pymc.py``) share it; a new
+(``test_pymc_models.py``), the benchmark (``bench/pymc_logp.py``) and the deployment cases share it; a new
 model is one more ``ModelCase`` in ``MODELS``.
 
 Parameter checks stay on (``check_bounds=True``, PyMC's default): PyMC's

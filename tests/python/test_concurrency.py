@@ -8,6 +8,11 @@ session (linker.py's session cache), which runs concurrently. These tests
 check that pattern, many functions sharing and evicting cached sessions from
 many threads, functions collected while others run, and that 100k calls do
 not grow memory. Bounded by call counts, never by wall time.
+
+Compiling is serialised (``COMPILE_LOCK``): ``pytensor.function`` switches
+process-wide config flags while it rewrites (``config.change_flags(mode=...)``),
+so two threads compiling at once can leave ``config.mode`` pointing at the
+other thread's mode for the rest of the process (docs/usage.md, "Threads").
 """
 
 import gc
@@ -22,6 +27,7 @@ import pytest
 from pytensor_onnx import _core, linker
 
 THREADS = 8
+COMPILE_LOCK = threading.Lock()
 
 
 def run_threads(target, n=THREADS):
@@ -69,13 +75,14 @@ def test_functions_compiled_on_many_threads_share_sessions():
     fns = [None] * THREADS
 
     def compile_and_run(k):
-        fns[k] = small_function()
+        with COMPILE_LOCK:
+            fns[k] = small_function()
         out, _ = fns[k](np.ones(3), np.full(3, float(k)))
         np.testing.assert_array_equal(out, 2.0 + k)
 
     run_threads(compile_and_run)
-    # Identical graphs: one session (two threads may both have built one at
-    # first; the cache keeps a single one and later compilations reuse it).
+    # Identical graphs: one session (the cache keeps a single one and later
+    # compilations reuse it; concurrent get_session calls are tested below).
     later = small_function()
     assert later.maker.linker.session is linker.get_session(later.maker.linker.onnx_model_bytes)
 
@@ -123,7 +130,8 @@ def test_functions_collected_while_others_run():
         def churn(k):
             for i in range(15):
                 x = pt.vector("x")
-                f = pytensor.function([x], pt.exp(x) + (k * 100 + i), mode="ONNX")
+                with COMPILE_LOCK:
+                    f = pytensor.function([x], pt.exp(x) + (k * 100 + i), mode="ONNX")
                 np.testing.assert_allclose(f(np.zeros(2)), 1.0 + k * 100 + i)
                 del f
                 gc.collect()

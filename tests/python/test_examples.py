@@ -1,6 +1,7 @@
-"""The bundled example and the code in docs/usage.md run and do what they say."""
+"""The bundled example and the code in docs/usage.md and docs/pymc.md run and do what they say."""
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -81,21 +82,27 @@ def test_example_weights_are_deterministic(example):
 # -- docs/usage.md ------------------------------------------------------------------
 
 
-def fenced_blocks(language):
-    text = (REPO / "docs" / "usage.md").read_text()
+def fenced_blocks(language, page="usage.md"):
+    text = (REPO / "docs" / page).read_text()
     return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
-def test_usage_python_blocks_run(tmp_path, monkeypatch):
-    blocks = fenced_blocks("python")
-    assert len(blocks) >= 6
+def run_blocks(page, tmp_path, monkeypatch) -> dict:
+    """Run the page's Python blocks in order in one namespace (in tmp_path); return the namespace."""
+    blocks = fenced_blocks("python", page)
     monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "usage_md"}
+    namespace = {"__name__": page.replace(".", "_")}
     for i, block in enumerate(blocks):
         try:
-            exec(compile(block, f"docs/usage.md python block {i}", "exec"), namespace)
+            exec(compile(block, f"docs/{page} python block {i}", "exec"), namespace)
         except Exception as exc:
-            raise AssertionError(f"docs/usage.md python block {i} failed:\n{block}") from exc
+            raise AssertionError(f"docs/{page} python block {i} failed:\n{block}") from exc
+    return namespace
+
+
+def test_usage_python_blocks_run(tmp_path, monkeypatch):
+    assert len(fenced_blocks("python")) >= 6
+    run_blocks("usage.md", tmp_path, monkeypatch)
     # What the blocks claim to write exists and is valid.
     for name in ("classifier.onnx", "big.onnx", "accumulate.onnx", "softsign.onnx", "ar1.onnx"):
         onnx.checker.check_model(str(tmp_path / name), full_check=True)
@@ -113,3 +120,17 @@ def test_usage_cli_export_example(tmp_path, capsys):
     session = ort.InferenceSession(str(out_path), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {"x": np.ones((2, 3))})
     assert_same_result(got, np.full((2, 2), 0.5))
+
+
+# -- docs/pymc.md -------------------------------------------------------------------
+
+
+def test_pymc_page_blocks_run_and_show_the_real_layout(tmp_path, monkeypatch):
+    pytest.importorskip("pymc")
+    namespace = run_blocks("pymc.md", tmp_path, monkeypatch)
+    assert namespace["idata"].posterior["mu"].shape == (1, 200)
+    for name in ("logp.onnx", "flat.onnx", "det.onnx", "ppc.onnx"):
+        onnx.checker.check_model(str(tmp_path / name), full_check=True)
+    # The layout the page prints is the one the exporter writes.
+    (shown,) = fenced_blocks("json", "pymc.md")
+    assert json.loads(shown) == namespace["read_layout"](str(tmp_path / "flat.onnx"))
