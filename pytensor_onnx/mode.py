@@ -4,14 +4,36 @@ from pytensor.compile import optdb
 from pytensor.compile.mode import Mode, predefined_linkers, predefined_modes, register_linker, register_mode
 from pytensor.graph.rewriting.basic import dfs_rewriter
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+from pytensor.tensor.rewriting.basic import constant_folding
 
 from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC
 from pytensor_onnx.linker import ONNXLinker
 
-#: Rewrites the ONNX mode runs: PyTensor's fast_run set, minus the ones that
-#: introduce C-only, BLAS-only, in-place or fused (Composite) ops
-#: (``ONNXLinker.incompatible_rewrites``).
-ONNX_REWRITES = RewriteDatabaseQuery(include=["fast_run", "onnx"])
+#: PyTensor rewrites left out of the ONNX rewrite set: their cost is far
+#: above their worth for an ONNX model (bench/conversion.py).
+#: - The algebraic canonizers rebuild every Mul/Add/Neg they reach into a flat
+#:   canonical form (neg(x) -> mul(-1, x) -> neg(x) round trips included),
+#:   each application a full graph replacement: 85-90% of the rewrite time of
+#:   deep element-wise chains (1,000 steps: 9.6 s with them, 1.2 s without).
+#:   What they save at run time (x*2*3 -> x*6, x*y/y -> x) did not show on
+#:   bench/backends.py's workloads (bench/results.md).
+#: - The constant upcast only helps PyTensor merge (1 - x) with (1.0 - x);
+#:   each application imports a new node, and importing a node copies the
+#:   graph's whole variable set (PyTensor 3.3's toposort blockers): quadratic
+#:   on deep chains. The builder casts mixed-dtype inputs itself, and ONNX
+#:   Runtime folds a Cast of an initializer when it loads the model.
+#: Same names in PyTensor 2.38 and 3.3.
+EXPENSIVE_REWRITES = (
+    "local_mul_canonizer",
+    "local_add_canonizer",
+    "local_neg_to_mul",
+    "local_upcast_elemwise_constant_inputs",
+)
+
+#: Rewrites the ONNX mode (and export) runs: PyTensor's fast_run set, minus
+#: EXPENSIVE_REWRITES and the ones that introduce C-only, BLAS-only, in-place
+#: or fused (Composite) ops (``ONNXLinker.incompatible_rewrites``).
+ONNX_REWRITES = RewriteDatabaseQuery(include=["fast_run", "onnx"], exclude=list(EXPENSIVE_REWRITES))
 
 # Scan buffers shrunk to what the graph reads, without the extra slot that
 # preallocating backends write into (as for JAX and Numba): the Loop then
@@ -23,6 +45,23 @@ if "onnx_scan_save_mem" not in optdb:
         dfs_rewriter(SCAN_SAVE_MEM_WITHOUT_PREALLOC, ignore_newtrees=True),
         "onnx",
         position=1.612,
+    )
+
+# Constants folded (DimShuffles of constants above all) before merge1 merges
+# equal ones. Folded later, in canonicalize, a merged DimShuffle of a constant
+# is replaced in each of its many clients, and PyTensor's ShapeFeature scans
+# all the clients of the replaced variable on each such change: quadratic in
+# graphs that reuse a constant (canonicalize of a 4,000-step chain: 6 s, of
+# an 8,000-step one: 28 s). Here each constant still has its one client and
+# ShapeFeature is not attached yet (ShapeOpt, position 0.1). The same
+# rewrite as canonicalize's, run earlier; canonicalize still folds what later
+# rewrites create.
+if "onnx_fold_constants_early" not in optdb:
+    optdb.register(
+        "onnx_fold_constants_early",
+        dfs_rewriter(constant_folding, ignore_newtrees=True),
+        "onnx",
+        position=-0.005,
     )
 
 

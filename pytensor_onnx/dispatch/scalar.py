@@ -27,7 +27,18 @@ def out_dtype(node, i=0):
 
 
 def cast_all(g, inputs, dtype):
-    return [g.cast(v, dtype) for v in inputs]
+    return [_cast_input(g, v, dtype) for v in inputs]
+
+
+def _cast_input(g, value, dtype):
+    # A constant is cast here, as PyTensor's local_upcast_elemwise_constant_inputs
+    # (left out of the ONNX rewrites, mode.py) would have: no Cast node for
+    # ONNX Runtime to run on every call of a model it did not fold.
+    if value.dtype != dtype:
+        data = value.constant_value
+        if data is not None:
+            return g.const(np.asarray(data).astype(dtype))
+    return g.cast(value, dtype)
 
 
 def _is_unsigned(dtype):

@@ -6,6 +6,7 @@ import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from helpers import onnx_op_types
 from pytensor.compile.mode import Mode, get_mode
 
 import pytensor_onnx
@@ -208,3 +209,54 @@ def test_scalar_typed_inputs_and_outputs_behave_as_in_pytensor():
     want = pytensor.function([a, b], out, mode=Mode(linker="py", optimizer=None))(1.5, 3)
     assert type(got) is type(want)  # a NumPy scalar, not a 0-d array
     assert got == want == 6.0
+
+
+def _scalar_ops(fgraph):
+    return sorted(type(node.op.scalar_op).__name__ for node in fgraph.apply_nodes if hasattr(node.op, "scalar_op"))
+
+
+def test_onnx_rewrites_leave_out_the_algebraic_canonizers(rng):
+    # They were most of the rewrite time of deep chains (mode.py,
+    # EXPENSIVE_REWRITES). With them (fast_run), -(x * 2) becomes one Mul by
+    # -2; the ONNX set leaves it as built, and the results stay PyTensor's.
+    from pytensor.graph.fg import FunctionGraph
+
+    from pytensor_onnx.export import _rewrite
+
+    x = pt.vector("x")
+    out = -(x * 2.0)
+    reference = FunctionGraph([x], [out], clone=True)
+    pytensor.compile.mode.get_mode("FAST_RUN").excluding("fusion").optimizer.rewrite(reference)
+    assert _scalar_ops(reference) == ["Mul"]
+    fgraph = FunctionGraph([x], [out], clone=True)
+    _rewrite(fgraph)
+    assert _scalar_ops(fgraph) == ["Mul", "Neg"]
+    compare_onnx_and_py([x], out, [rng.normal(size=5)])
+
+
+def test_onnx_rewrites_fold_constants_before_merging_them():
+    # Folded after merge1 and ShapeOpt, a DimShuffle of a constant shared by
+    # many nodes costs a scan of all its clients per replaced input (mode.py).
+    from pytensor.compile import optdb
+
+    from pytensor_onnx.mode import ONNX
+
+    positions = optdb.__position__
+    assert positions["onnx_fold_constants_early"] < positions["merge1"] < positions["ShapeOpt"]
+    x = pt.vector("x")
+    fn = pytensor.function([x], x * 1.5 + x * 1.5, mode=ONNX)
+    assert not any(
+        type(node.op).__name__ == "DimShuffle" and isinstance(node.inputs[0], pytensor.graph.basic.Constant)
+        for node in fn.maker.fgraph.apply_nodes
+    )
+    np.testing.assert_allclose(fn(np.arange(3.0)), 3.0 * np.arange(3.0))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_constants_of_another_dtype_are_cast_when_built(dtype, rng):
+    # (2 and 1 are int8 constants.) Without PyTensor's constant upcast
+    # (mode.py), the rule casts them itself: no Cast node in the model.
+    x = pt.vector("x", dtype=dtype)
+    out = 2 * x + 1
+    fn = compare_onnx_and_py([x], out, [np.arange(-3, 4).astype(dtype)])[0]
+    assert "Cast" not in onnx_op_types(fn)
