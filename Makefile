@@ -169,11 +169,14 @@ sanitize: venv
 # make sanitize-python: the Python suite (SANITIZE_PYTEST, default all of
 # tests/python) against a sanitizer build of the extension. Python is not
 # instrumented, so the ASan runtime is preloaded and leak checks are off
-# (the interpreter keeps objects until exit by design). tools/sanitize_python
-# makes `import pytensor_onnx._core` load the sanitizer build.
+# (the interpreter keeps objects until exit by design). libstdc++ is
+# preloaded too: python does not link it, so without it ASan's __cxa_throw
+# interceptor finds no real __cxa_throw and aborts at the first C++ exception
+# (every BuildError). tools/sanitize_python makes `import pytensor_onnx._core`
+# load the sanitizer build.
 SANITIZE_PY_BUILD := build/sanitize-python
 SANITIZE_PYTEST ?= tests/python
-SANITIZE_PY_ENV := LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so) \
+SANITIZE_PY_ENV := LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so.6)" \
 	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	PYTHONPATH=$(abspath tools/sanitize_python) PYTENSOR_ONNX_CORE=$$(ls $(abspath $(SANITIZE_PY_BUILD))/_core*.so)
 
