@@ -20,8 +20,8 @@ float64 and cast to the RV's dtype.
 
 How a NumPy ``Generator`` becomes a state and back, for mode ONNX and
 export, is in ``rng_state`` / ``state_generator`` (see docs/semantics.md).
-Distributions without a rule here (von Mises, hypergeometric, ...) fall
-to ``onnx_funcify``'s default: NotImplementedError naming the Op and node.
+Distributions without a rule here fall to ``onnx_funcify``'s default:
+NotImplementedError naming the Op and node.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from pytensor.tensor.random.basic import (
     GumbelRV,
     HalfCauchyRV,
     HalfNormalRV,
+    HyperGeometricRV,
     IntegersRV,
     InvGammaRV,
     LaplaceRV,
@@ -62,6 +63,7 @@ from pytensor.tensor.random.basic import (
     TriangularRV,
     TruncExponentialRV,
     UniformRV,
+    VonMisesRV,
     WaldRV,
     WeibullRV,
 )
@@ -69,7 +71,7 @@ from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type_other import NoneTypeT
 
 from pytensor_onnx.dispatch.basic import onnx_funcify, onnx_typify
-from pytensor_onnx.dispatch.shape import _reshape_with_zero_sizes
+from pytensor_onnx.dispatch.shape import _reshape_with_zero_sizes, guarded
 
 #: The key that turns a seed into a node key: the first key of the Squares
 #: paper's key list (keys.h of its reference code).
@@ -833,4 +835,118 @@ def _wald(op, node, g, rng, size, mean, scale):
     x = g.op("Add", mu, g.op("Div", g.op("Mul", mu, g.op("Sub", y, root)), g.op("Mul", _f64(g, 2.0), lam)))
     pick = g.op("LessOrEqual", stream.uniform(shape), g.op("Div", mu, g.op("Add", mu, x)))
     draws = g.op("Where", pick, x, g.op("Div", g.op("Mul", mu, mu), x))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(VonMisesRV)
+def _vonmises(op, node, g, rng, size, mu, kappa):
+    """Best & Fisher's wrapped-Cauchy rejection sampler (Applied Statistics
+    28(2), 1979), the algorithm and constants of NumPy's random_vonmises:
+    kappa < 1e-8 is uniform on the circle, kappa < 1e-5 takes a second-order
+    expansion of s, kappa > 1e6 a wrapped normal of variance 1 / kappa. The
+    draw is wrapped into [-pi, pi] as NumPy wraps it."""
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (mu, kappa)}, (0, 0))
+    rank = _rank(node)
+    mu = _as_float(g, mu)
+    kappa = g.op("Add", _as_float(g, kappa), _full(g, shape, 0.0))
+    uniform = g.op("Less", kappa, _f64(g, 1e-8))
+    tiny = g.op("Less", kappa, _f64(g, 1e-5))
+    huge = g.op("Greater", kappa, _f64(g, 1e6))
+    safe = g.op("Where", uniform, _f64(g, 1.0), kappa)
+    r = g.op("Add", _f64(g, 1.0), g.op("Sqrt", g.op("Add", _f64(g, 1.0), g.op("Mul", _f64(g, 4.0), g.op("Mul", safe, safe)))))
+    rho = g.op("Div", g.op("Sub", r, g.op("Sqrt", g.op("Mul", _f64(g, 2.0), r))), g.op("Mul", _f64(g, 2.0), safe))
+    s_exact = g.op("Div", g.op("Add", _f64(g, 1.0), g.op("Mul", rho, rho)), g.op("Mul", _f64(g, 2.0), rho))
+    s = g.op("Where", tiny, g.op("Add", g.op("Reciprocal", safe), safe), s_exact)
+
+    body = g.subgraph("vonmises_rejection")
+    body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    counter = body.input("counter", "uint64", [1])
+    result = body.input("w", "float64", [None] * rank)
+    done = body.input("done", "bool", [None] * rank)
+    inner = stream.inside(body, counter)
+    b = body
+    z = b.op("Cos", b.op("Mul", _f64(b, np.pi), inner.uniform(shape)))
+    w = b.op("Div", b.op("Add", _f64(b, 1.0), b.op("Mul", s, z)), b.op("Add", s, z))
+    y = b.op("Mul", safe, b.op("Sub", s, w))
+    v = inner.uniform(shape)
+    # accept when y (2 - y) >= v or log(y / v) + 1 >= y (y > 0 where the
+    # first test fails; the Where keeps Log away from y <= 0)
+    first = b.op("GreaterOrEqual", b.op("Sub", b.op("Mul", y, b.op("Sub", _f64(b, 2.0), y)), v), _f64(b, 0.0))
+    ratio = b.op("Div", b.op("Where", b.op("Greater", y, _f64(b, 0.0)), y, v), v)
+    second = b.op("GreaterOrEqual", b.op("Sub", b.op("Add", b.op("Log", ratio), _f64(b, 1.0)), y), _f64(b, 0.0))
+    accept = b.op("Or", first, b.op("And", b.op("Greater", y, _f64(b, 0.0)), second))
+    result = b.op("Where", b.op("And", accept, b.op("Not", done)), w, result)
+    done = b.op("Or", done, accept)
+    pending = b.op("ReduceSum", b.cast(b.op("Not", done), "int64"), keepdims=0)
+    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
+    b.output(inner.counter, "counter_out")
+    b.output(result, "result_out")
+    b.output(done, "done_out")
+    # elements that need no rejection start (and stay) done
+    settled = g.op("Or", uniform, huge)
+    stream.counter, w, _ = g.op(
+        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, 0.0),
+        settled, body=body, outputs=3,
+    )
+    # the accepted W is cos of the angle; rounding can leave [-1, 1]
+    angle = g.recipe("acos", g.op("Max", g.op("Min", w, _f64(g, 1.0)), _f64(g, -1.0)))
+    negative = g.op("Less", stream.uniform(shape), _f64(g, 0.5))
+    angle = g.op("Where", negative, g.op("Neg", angle), angle)
+    normal = g.op("Mul", g.op("Sqrt", g.op("Reciprocal", safe)), stream.normal(shape))
+    angle = g.op("Where", huge, normal, angle)
+    draws = g.op("Add", angle, mu)
+    # NumPy's wrap: fmod(|x| + pi, 2 pi) - pi, with x's sign
+    wrapped = g.op("Sub", g.op("Mod", g.op("Add", g.op("Abs", draws), _f64(g, np.pi)), _f64(g, 2 * np.pi), fmod=1),
+                   _f64(g, np.pi))
+    draws = g.op("Where", g.op("Less", draws, _f64(g, 0.0)), g.op("Neg", wrapped), wrapped)
+    circle = g.op("Mul", _f64(g, np.pi), g.op("Sub", g.op("Mul", _f64(g, 2.0), stream.uniform(shape)), _f64(g, 1.0)))
+    draws = g.op("Where", uniform, circle, draws)
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(HyperGeometricRV)
+def _hypergeometric(op, node, g, rng, size, ngood, nbad, nsample):
+    """Good items among ``nsample`` drawn without replacement from ``ngood``
+    good and ``nbad`` bad ones, drawn one at a time (exact; a Loop of
+    min(nsample, total - nsample) steps, the most any element needs: like
+    NumPy, a sample of more than half the items is drawn as the items left
+    out, whose good ones are subtracted from ngood)."""
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (ngood, nbad, nsample)}, (0, 0, 0))
+    rank = _rank(node)
+    good = g.op("Add", _as_float(g, ngood), _full(g, shape, 0.0))
+    total = g.op("Add", good, _as_float(g, nbad))
+    sample = g.op("Add", _as_float(g, nsample), _full(g, shape, 0.0))
+    # NumPy raises for negative counts or a sample larger than the population
+    zero = _f64(g, 0.0)
+    valid = g.op("And", g.op("And", g.op("GreaterOrEqual", good, zero), g.op("GreaterOrEqual", total, good)),
+                 g.op("And", g.op("GreaterOrEqual", sample, zero), g.op("LessOrEqual", sample, total)))
+    sample = guarded(g, valid, sample)
+    flip = g.op("Greater", sample, g.op("Sub", total, sample))
+    steps = g.op("Where", flip, g.op("Sub", total, sample), sample)
+    most = _at_least_one_max(g, steps)
+
+    body = g.subgraph("hypergeometric_draws")
+    step = body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    counter = body.input("counter", "uint64", [1])
+    good_left = body.input("good_left", "float64", [None] * rank)
+    left = body.input("left", "float64", [None] * rank)
+    b = body
+    inner = stream.inside(body, counter)
+    active = b.op("Less", b.cast(step, "float64"), steps)
+    # the next item is good with probability good_left / left
+    is_good = b.op("And", active, b.op("Less", b.op("Mul", inner.uniform(shape), left), good_left))
+    b.output(b.const(np.array(True)), "continue")
+    b.output(inner.counter, "counter_out")
+    b.output(b.op("Sub", good_left, b.cast(is_good, "float64")), "good_left_out")
+    b.output(b.op("Sub", left, b.cast(active, "float64")), "left_out")
+    stream.counter, good_left, _ = g.op(
+        "Loop", g.op("Squeeze", most, axes=[0]), g.const(np.array(True)), stream.counter, good, total,
+        body=body, outputs=3,
+    )
+    chosen = g.op("Sub", good, good_left)
+    draws = g.op("Where", flip, good_left, chosen)
     return stream.state, g.cast(draws, _out_dtype(node))

@@ -1,5 +1,5 @@
 """Convolve1d (``pytensor.tensor.signal.convolve1d``): ``np.convolve`` in
-mode "full" or "valid".
+mode "full" or "valid" ("same" is "valid" of an input PyTensor pads itself).
 
 ONNX Runtime's Conv has no float64 or integer kernels, so the rule builds the
 convolution as a product: the first input, padded with len(in2) - 1 zeros on
@@ -7,8 +7,14 @@ both sides, is cut into overlapping windows of len(in2) (one Gather) and
 multiplied with the reversed second input (MatMul, which wraps integers as
 NumPy does). "valid" is the middle of "full": convolution is commutative, so
 it drops min(n, k) - 1 values at each end whichever input is longer. The
-windows take (n + k - 1) * k elements of memory. Batched inputs arrive as a
-Blockwise of this Op (no Blockwise rule exists yet: NotImplementedError).
+windows take (n + k - 1) * k elements of memory.
+
+Batched inputs arrive as a Blockwise of this Op. The rule takes leading batch
+dims (MatMul broadcasts them as Blockwise does), so Convolve1d is marked
+batch capable. Blockwise gives the mode as a tensor with batch dims; a
+constant one must say one mode everywhere (else NotImplementedError), a
+symbolic one (gradients compute it from the input lengths) is checked at run
+time to hold one value.
 """
 
 import numpy as np
@@ -16,6 +22,7 @@ from pytensor.graph.basic import Constant
 from pytensor.tensor.signal.conv import Convolve1d
 
 from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.blockwise import batch_capable
 from pytensor_onnx.dispatch.shape import dim_size, guarded, int64_const
 
 
@@ -27,12 +34,43 @@ def _compute_dtype(dtype):
     return dtype[1:] if dtype.startswith("uint") else dtype
 
 
+def _static_mode(node, full_mode):
+    """True for "full", False for "valid", None for a symbolic mode."""
+    value = full_mode.constant_value
+    if value is None and isinstance(node.inputs[2], Constant):
+        value = node.inputs[2].data
+    if value is None:
+        return None
+    modes = np.unique(np.asarray(value, dtype=bool))
+    if modes.size > 1:
+        raise NotImplementedError(
+            f"Blockwise(Convolve1d) with both modes in one batch (node: {node}) has no ONNX conversion: "
+            "the outputs would have different lengths"
+        )
+    # An empty batch of modes gives an empty output either way.
+    return bool(modes[0]) if modes.size else True
+
+
+def _one_mode(g, full_mode):
+    """The bool scalar mode of a symbolic batched mode (gradients compute it
+    from shapes, one value broadcast over the batch). Mixed modes would give
+    outputs of different lengths, where PyTensor fails: the model fails at
+    run time. An empty batch reads as "valid" (its output is empty)."""
+    flat = g.op("Reshape", g.cast(full_mode, "int32"), int64_const(g, [-1]))
+    zero, one = g.const(np.zeros(1, np.int32)), g.const(np.ones(1, np.int32))
+    any_full = g.op("Greater", g.op("ReduceMax", g.op("Concat", zero, flat, axis=0), keepdims=0), g.const(np.int32(0)))
+    any_valid = g.op("Equal", g.op("ReduceMin", g.op("Concat", one, flat, axis=0), keepdims=0), g.const(np.int32(0)))
+    return guarded(g, g.op("Not", g.op("And", any_full, any_valid)), any_full)
+
+
+@batch_capable(Convolve1d)
 @onnx_funcify.register(Convolve1d)
 def _convolve1d(op, node, g, in1, in2, full_mode):
     dtype = node.outputs[0].type.dtype
     compute = _compute_dtype(dtype)
     a, v = g.cast(in1, compute), g.cast(in2, compute)
-    n, k = dim_size(g, a, 0), dim_size(g, v, 0)
+    rank = a.rank  # Blockwise gives both inputs the same number of batch dims
+    n, k = dim_size(g, a, rank - 1), dim_size(g, v, v.rank - 1)
     n_vec = int64_const(g, [n]) if isinstance(n, int) else g.op("Unsqueeze", n, axes=[0])
     k_vec = int64_const(g, [k]) if isinstance(k, int) else g.op("Unsqueeze", k, axes=[0])
     # NumPy raises for an empty input ("v cannot be empty").
@@ -41,19 +79,25 @@ def _convolve1d(op, node, g, in1, in2, full_mode):
     k_vec = guarded(g, nonempty, k_vec)
 
     margin = g.op("Sub", k_vec, one)
-    padded = g.op("Pad", a, g.op("Concat", margin, margin, axis=0), g.const(np.zeros((), dtype=compute)))
+    batch_zeros = int64_const(g, [0] * (rank - 1))
+    pads = g.op("Concat", batch_zeros, margin, batch_zeros, margin, axis=0)
+    padded = g.op("Pad", a, pads, g.const(np.zeros((), dtype=compute)))
     full_length = g.op("Sub", g.op("Add", n_vec, k_vec), one)
     starts = g.op("Range", int64_const(g, 0), g.op("Squeeze", full_length, axes=[0]), int64_const(g, 1))
     offsets = g.op("Range", int64_const(g, 0), g.op("Squeeze", k_vec, axes=[0]), int64_const(g, 1))
-    windows = g.op("Gather", padded, g.op("Add", g.op("Unsqueeze", starts, axes=[1]), offsets), axis=0)
+    # windows[..., i, j] = padded[..., i + j]; times v reversed as a column.
+    windows = g.op("Gather", padded, g.op("Add", g.op("Unsqueeze", starts, axes=[1]), offsets), axis=rank - 1)
     reversed_v = g.op("Slice", v, int64_const(g, [-1]), int64_const(g, [np.iinfo(np.int64).min]),
-                      int64_const(g, [0]), int64_const(g, [-1]))
-    full = g.op("MatMul", windows, reversed_v)
+                      int64_const(g, [-1]), int64_const(g, [-1]))
+    full = g.op("MatMul", windows, g.op("Unsqueeze", reversed_v, axes=[-1]))
+    full = g.op("Squeeze", full, axes=[-1])
 
-    mode = full_mode.constant_value if isinstance(node.inputs[2], Constant) else None
-    if mode is None or not bool(mode):
+    mode = _static_mode(node, full_mode)
+    if mode is None and full_mode.rank:
+        full_mode = _one_mode(g, full_mode)
+    if mode is None or not mode:
         trim = g.op("Sub", g.op("Min", n_vec, k_vec), one)
-        valid = g.op("Slice", full, trim, g.op("Sub", full_length, trim), int64_const(g, [0]))
+        valid = g.op("Slice", full, trim, g.op("Sub", full_length, trim), int64_const(g, [-1]))
         if mode is None:
             full = g.op("If", full_mode, then_branch=_branch(g, full, "full"), else_branch=_branch(g, valid, "valid"))
         else:

@@ -12,6 +12,8 @@ import pytest
 from scipy import stats
 
 import pytensor_onnx
+from pytensor.tensor.random.op import RandomVariable
+
 from pytensor_onnx.compat import random_draws
 from pytensor_onnx.dispatch.random import rng_state, squares32, state_generator
 
@@ -437,11 +439,26 @@ def test_export_function_takes_rng_as_seed_input():
     assert stats.kstest(a, stats.norm(10.0, 2.0).cdf).pvalue > P_MIN
 
 
+class NoRuleRV(RandomVariable):
+    """A distribution without an ONNX rule (every one of PyTensor's has one)."""
+
+    name = "no_rule"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("NoRule", "\\operatorname{NoRule}")
+
+    @classmethod
+    def rng_fn(cls, rng, loc, scale, size):
+        return rng.normal(loc, scale, size=size)
+
+
+_no_rule = NoRuleRV()
+
+
 @pytest.mark.parametrize(
     "make_rv, name",
     [
-        (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
-        (lambda r: random_draws(pt.random.hypergeometric, 5, 5, 3, size=(3,), rng=r), "hypergeometric"),
+        (lambda r: random_draws(_no_rule, 0.0, 1.0, size=(3,), rng=r), "NoRuleRV"),
         (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
     ],
 )
@@ -450,3 +467,107 @@ def test_unsupported_distribution_names_it(make_rv, name):
     _, draws = make_rv(rng)
     with pytest.raises(NotImplementedError, match=name):
         pytensor.function([], draws, mode="ONNX")
+
+
+def _centred_on_circle(draws, mu):
+    """Draws around ``mu`` wrapped into [-pi, pi) (what the von Mises cdf of loc 0 covers)."""
+    return np.mod(draws - mu + np.pi, 2 * np.pi) - np.pi
+
+
+@pytest.mark.parametrize("mu, kappa", [(0.0, 2.0), (2.5, 0.3), (-1.0, 40.0), (3.0, 1e-6), (0.5, 1e-9), (-2.0, 4e6)])
+def test_vonmises_ks(mu, kappa):
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.vonmises, mu, kappa, size=(N,), rng=r))
+    assert "BitShift" in onnx_op_types(fn)
+    first, second = fn(), fn()
+    for draws in (first, second):
+        assert draws.shape == (N,) and draws.dtype == "float64"
+        assert np.all(np.abs(draws) <= np.pi)
+        if kappa < 1e-8:
+            assert stats.kstest(draws, stats.uniform(-np.pi, 2 * np.pi).cdf).pvalue > P_MIN
+        else:
+            assert stats.kstest(_centred_on_circle(draws, mu), stats.vonmises(kappa).cdf).pvalue > P_MIN
+    assert not np.array_equal(first, second)
+
+
+def test_vonmises_batched_parameters_and_float32():
+    mu = np.array([-3.0, 0.0, 3.0])
+    kappa = np.array([[0.5], [8.0]])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.vonmises, mu, kappa, size=(N // 4, 2, 3), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 4, 2, 3)
+    for i, k in enumerate(kappa[:, 0]):
+        for j, m in enumerate(mu):
+            assert stats.kstest(_centred_on_circle(draws[:, i, j], m), stats.vonmises(k).cdf).pvalue > P_MIN
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.vonmises, np.float32(1.0), np.float32(3.0), size=(N,), rng=r,
+                                           dtype="float32"))
+    draws = fn()
+    assert draws.dtype == "float32"
+    assert stats.kstest(_centred_on_circle(draws.astype("float64"), 1.0), stats.vonmises(3.0).cdf).pvalue > P_MIN
+
+
+def finite_chi_square_pvalue(draws, dist, low, high):
+    """Chi-square over the support low..high, values expected fewer than 5
+    times pooled into one bin."""
+    values = np.arange(low, high + 1)
+    expected = dist.pmf(values) * len(draws)
+    counts = np.array([(draws == v).sum() for v in values])
+    assert counts.sum() == len(draws)
+    keep = expected >= 5
+    counts = np.append(counts[keep], counts[~keep].sum())
+    expected = np.append(expected[keep], expected[~keep].sum())
+    if expected[-1] == 0:
+        counts, expected = counts[:-1], expected[:-1]
+    return stats.chisquare(counts, expected * len(draws) / expected.sum()).pvalue
+
+
+@pytest.mark.parametrize("ngood, nbad, nsample", [(10, 5, 7), (7, 30, 20), (200, 300, 60), (4, 0, 3), (0, 6, 2),
+                                                  (5, 5, 0), (5, 5, 10)])
+def test_hypergeometric_chi_square(ngood, nbad, nsample):
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.hypergeometric, ngood, nbad, nsample, size=(N,), rng=r))
+    assert "BitShift" in onnx_op_types(fn)
+    draws = fn()
+    assert draws.dtype == "int64"
+    dist = stats.hypergeom(ngood + nbad, ngood, nsample)
+    low, high = max(0, nsample - nbad), min(nsample, ngood)
+    assert low <= draws.min() and draws.max() <= high
+    if low == high:
+        assert np.all(draws == low)
+    else:
+        assert finite_chi_square_pvalue(draws, dist, low, high) > P_MIN
+
+
+def test_hypergeometric_batched_parameters():
+    ngood = np.array([3, 40, 8])
+    nsample = np.array([[2], [30]])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.hypergeometric, ngood, 45, nsample, size=(N // 4, 2, 3), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 4, 2, 3)
+    for i, n in enumerate(nsample[:, 0]):
+        for j, good in enumerate(ngood):
+            dist = stats.hypergeom(good + 45, good, n)
+            assert finite_chi_square_pvalue(draws[:, i, j], dist, max(0, n - 45), min(n, good)) > P_MIN
+
+
+@pytest.mark.parametrize("ngood, nbad, nsample", [(3, 4, 8), (-1, 4, 2), (3, -1, 1), (3, 4, -1)])
+def test_hypergeometric_bad_parameters_fail_at_run_time(ngood, nbad, nsample):
+    # NumPy raises (ValueError); the model fails instead of drawing.
+    good = pt.lscalar("good")
+    rng = pytensor.shared(np.random.default_rng(1))
+    _, draws = random_draws(pt.random.hypergeometric, good, nbad, nsample, size=(4,), rng=rng)
+    reference = pytensor.function([good], draws, mode="FAST_COMPILE")
+    with pytest.raises(ValueError):
+        reference(ngood)
+    fn = pytensor.function([good], draws, mode="ONNX")
+    with pytest.raises(Exception, match="(?i)index|invalid|out of"):
+        fn(ngood)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_vonmises_and_hypergeometric_opsets(opset):
+    rng = pytensor.shared(np.random.default_rng(3))
+    _, angles = random_draws(pt.random.vonmises, 1.0, 2.0, size=(N,), rng=rng)
+    _, goods = random_draws(pt.random.hypergeometric, 9, 12, 10, size=(N,), rng=rng)
+    fn = pytensor_onnx.compile_onnx([], [angles, goods], opset_version=opset)
+    angles, goods = fn()
+    assert stats.kstest(_centred_on_circle(angles, 1.0), stats.vonmises(2.0).cdf).pvalue > P_MIN
+    assert finite_chi_square_pvalue(goods, stats.hypergeom(21, 9, 10), 0, 9) > P_MIN

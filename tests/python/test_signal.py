@@ -6,8 +6,10 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.signal import convolve1d
+from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.signal.conv import Convolve1d
 
+from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.testing import compare_onnx_and_py
 
 from helpers import ALL_DTYPES, OPSETS, compare_raises, op_types, sample
@@ -61,3 +63,57 @@ def test_convolve1d_gradient(rng):
     a, v = pt.vector("a"), pt.vector("v")
     cost = (convolve1d(a, v, mode="valid") ** 2).sum() + convolve1d(a, v).sum()
     compare_onnx_and_py([a, v], pytensor.grad(cost, [a, v]), [rng.normal(size=6), rng.normal(size=3)])
+
+
+# --- batched (Blockwise) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_batched_convolve1d_every_dtype_and_mode(dtype, rng):
+    a = pt.matrix("a", dtype=dtype)
+    v = pt.vector("v", dtype=dtype)
+    outputs = [convolve1d(a, v, mode=m) for m in ("full", "valid", "same")]
+    fn, _ = compare_onnx_and_py([a, v], outputs, [sample(rng, (3, 7), dtype, low=-9, high=9),
+                                                  sample(rng, 3, dtype, low=-9, high=9)])
+    assert Blockwise in op_types(fn)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_batched_convolve1d_broadcasts_batch_dims(opset, rng):
+    a = pt.tensor("a", shape=(None, 1, None))
+    v = pt.matrix("v")
+    outputs = [convolve1d(a, v, mode=m) for m in ("full", "valid", "same")]
+    for a_shape, v_shape in [((2, 1, 6), (4, 3)), ((3, 1, 4), (2, 6)), ((1, 1, 1), (2, 5)), ((2, 1, 5), (1, 5))]:
+        fn, _ = compare_onnx_and_py([a, v], outputs, [rng.normal(size=a_shape), rng.normal(size=v_shape)],
+                                    opset_version=opset)
+    assert Blockwise in op_types(fn)
+    # An empty batch gives an empty result of np.convolve's length (PyTensor's
+    # own Blockwise refuses zero-size batches, so only the shapes are checked).
+    fn = pytensor.function([a, v], outputs, mode=onnx_mode(opset_version=opset))
+    got = fn(rng.normal(size=(0, 1, 6)), rng.normal(size=(2, 3)))
+    assert [r.shape for r in got] == [(0, 2, 8), (0, 2, 4), (0, 2, 6)]
+
+
+def test_batched_convolve1d_gradient(rng):
+    a, v = pt.matrix("a"), pt.matrix("v")
+    cost = (convolve1d(a, v, mode="valid") ** 2).sum() + convolve1d(a, v, mode="same").sum()
+    compare_onnx_and_py([a, v], pytensor.grad(cost, [a, v]), [rng.normal(size=(2, 6)), rng.normal(size=(2, 3))])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_batched_convolve1d_with_a_symbolic_batched_mode(opset, rng):
+    a, v = pt.matrix("a"), pt.matrix("v")
+    full = pt.vector("full", dtype="bool")
+    out = Blockwise(Convolve1d())(a, v, full)
+    values = [rng.normal(size=(3, 6)), rng.normal(size=(3, 4))]
+    for flag in (True, False):
+        compare_onnx_and_py([a, v, full], [out], [*values, np.full(3, flag)], opset_version=opset)
+    # One batch asking for both modes: PyTensor fails, so does the model.
+    compare_raises([a, v, full], out, [*values, np.array([True, False, True])], ValueError, "")
+
+
+def test_batched_convolve1d_with_both_constant_modes_is_refused():
+    a, v = pt.matrix("a"), pt.matrix("v")
+    out = Blockwise(Convolve1d())(a, v, pt.constant(np.array([True, False])))
+    with pytest.raises(NotImplementedError, match="both modes"):
+        pytensor.function([a, v], out, mode=onnx_mode())
