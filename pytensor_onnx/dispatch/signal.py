@@ -89,7 +89,12 @@ def _convolve1d(op, node, g, in1, in2, full_mode):
     windows = g.op("Gather", padded, g.op("Add", g.op("Unsqueeze", starts, axes=[1]), offsets), axis=rank - 1)
     reversed_v = g.op("Slice", v, int64_const(g, [-1]), int64_const(g, [np.iinfo(np.int64).min]),
                       int64_const(g, [-1]), int64_const(g, [-1]))
-    full = g.op("MatMul", windows, g.op("Unsqueeze", reversed_v, axes=[-1]))
+    column = g.op("Unsqueeze", reversed_v, axes=[-1])
+    if rank > 1:
+        # ONNX Runtime 1.21's MatMul cannot broadcast a batch dim of 1
+        # against one of 0: both operands get the common batch shape first.
+        windows, column = _common_batch(g, windows, column, rank - 1)
+    full = g.op("MatMul", windows, column)
     full = g.op("Squeeze", full, axes=[-1])
 
     mode = _static_mode(node, full_mode)
@@ -103,6 +108,21 @@ def _convolve1d(op, node, g, in1, in2, full_mode):
         else:
             full = valid
     return g.cast(full, dtype)
+
+
+def _common_batch(g, x, y, batch_rank):
+    """``x`` and ``y`` expanded to their broadcast leading ``batch_rank`` dims
+    (NumPy's rule: a 1 takes the other size, 0 included)."""
+
+    def split(v):
+        shape = g.op("Shape", v)
+        return (g.op("Slice", shape, int64_const(g, [0]), int64_const(g, [batch_rank]), int64_const(g, [0])),
+                g.op("Slice", shape, int64_const(g, [batch_rank]), int64_const(g, [v.rank]), int64_const(g, [0])))
+
+    (x_batch, x_core), (y_batch, y_core) = split(x), split(y)
+    batch = g.op("Where", g.op("Equal", x_batch, int64_const(g, 1)), y_batch, x_batch)
+    return (g.op("Expand", x, g.op("Concat", batch, x_core, axis=0)),
+            g.op("Expand", y, g.op("Concat", batch, y_core, axis=0)))
 
 
 def _branch(g, value, name):
