@@ -269,14 +269,6 @@ def _last_dim(g, x):
     return g.op("Slice", g.op("Shape", x), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
 
 
-def _leading_length(g, op, x):
-    """How many items a permutation/choice draws from: ``x`` itself for an
-    integer (``arange(x)``), else its first dim; int64 [1]."""
-    if op.ndims_params[0] == 0:
-        return g.op("Reshape", g.cast(x, "int64"), _i64(g, [1]))
-    return g.op("Slice", g.op("Shape", x), _i64(g, [0]), _i64(g, [1]))
-
-
 def _as_float(g, value):
     return g.cast(value, "float64")
 
@@ -679,53 +671,80 @@ def _multinomial(op, node, g, rng, size, n, p):
     return stream.state, g.cast(counts, _out_dtype(node))
 
 
-def _unbatched(op, node):
-    if node.outputs[1].type.ndim - op.ndim_supp or not isinstance(node.inputs[1].type, NoneTypeT):
-        raise NotImplementedError(
-            f"No ONNX conversion for batched {op.name!r} ({type(op).__name__}, node: {node}): "
-            "only draws without batch dimensions or size convert."
-        )
+def _population(g, op, x):
+    """How many items a permutation/choice draws from, int64 [1]: the value
+    of an integer ``x`` (``arange(x)``; batched, its equal entries), else the
+    first core dim of ``x``."""
+    if op.ndims_params[0] == 0:
+        flat = g.op("Reshape", g.cast(x, "int64"), _i64(g, [-1]))
+        return g.op("Slice", flat, _i64(g, [0]), _i64(g, [1]))
+    first_core = x.rank - op.ndims_params[0]
+    return g.op("Slice", g.op("Shape", x), _i64(g, [first_core]), _i64(g, [first_core + 1]))
+
+
+def _dims_from(g, x, start):
+    """The dims of ``x`` from ``start`` on (int64, maybe empty)."""
+    return g.op("Slice", g.op("Shape", x), _i64(g, [start]), _i64(g, [x.rank]))
 
 
 def _order(g, keys, count, largest):
-    """Indices of the ``count`` largest (or smallest) keys, in order."""
-    return g.op("TopK", keys, g.op("Reshape", count, _i64(g, [1])), axis=0, largest=int(largest), sorted=1,
-                outputs=2)[1]
+    """Indices of the ``count`` largest (or smallest) keys along the last axis, in order."""
+    return g.op("TopK", keys, count, axis=-1, largest=int(largest), sorted=1, outputs=2)[1]
+
+
+def _take_items(g, op, x, batch, batch_ndim, order):
+    """The items ``order`` (batch dims, then the picks) of ``x`` per batch
+    entry: ``order`` itself for an integer ``x``, else the slices of ``x``
+    along its first core axis (``x`` broadcast to the batch first)."""
+    core = op.ndims_params[0]
+    if core == 0:
+        return order
+    first_core = x.rank - core
+    x = g.op("Expand", x, g.op("Concat", batch, _dims_from(g, x, first_core), axis=0))
+    rest = _dims_from(g, x, batch_ndim + 1)
+    if core > 1:
+        order = g.op("Unsqueeze", order, axes=list(range(batch_ndim + 1, batch_ndim + core)))
+    count = g.op("Slice", g.op("Shape", order), _i64(g, [batch_ndim]), _i64(g, [batch_ndim + 1]))
+    order = g.op("Expand", order, g.op("Concat", batch, count, rest, axis=0))
+    return g.op("GatherElements", x, order, axis=batch_ndim)
 
 
 @_register(PermutationRV)
 def _permutation(op, node, g, rng, size, x):
-    # sorting i.i.d. uniform keys gives a uniformly random order
-    _unbatched(op, node)
+    # sorting i.i.d. uniform keys gives a uniformly random order; each batch
+    # entry sorts its own keys
     stream = _Stream(g, rng)
-    length = _leading_length(g, op, x)
-    order = _order(g, stream.uniform(length), length, largest=False)
-    out = g.cast(order, _out_dtype(node)) if op.ndims_params[0] == 0 else g.op("Gather", x, order, axis=0)
-    return stream.state, out
+    batch_ndim = _rank(node) - op.ndim_supp
+    batch = _batch_shape(g, node, {"size": size, "dist": (x,)}, op.ndims_params)
+    length = _population(g, op, x)
+    order = _order(g, stream.uniform(g.op("Concat", batch, length, axis=0)), length, largest=False)
+    out = _take_items(g, op, x, batch, batch_ndim, order)
+    return stream.state, g.cast(out, _out_dtype(node))
 
 
 @_register(ChoiceWithoutReplacement)
 def _choice_without_replacement(op, node, g, rng, size, a, *rest):
     # the first draws of a random order; with p, the Gumbel-top-k trick:
     # the k largest log p + Gumbel keys are a weighted draw without replacement
-    # (Vieira 2014; Kool et al., ICML 2019)
-    _unbatched(op, node)
+    # (Vieira 2014; Kool et al., ICML 2019). Each batch entry draws its own.
     p, core_shape = rest if len(rest) == 2 else (None, rest[0])
     stream = _Stream(g, rng)
-    population = _leading_length(g, op, a)
+    batch_ndim = _rank(node) - op.ndim_supp
+    params = (a,) if p is None else (a, p)
+    batch = _batch_shape(g, node, {"size": size, "dist": params}, op.ndims_params[: len(params)])
     core_shape = g.cast(core_shape, "int64")
-    count = g.op("Size", g.op("ConstantOfShape", core_shape))
-    u = stream.uniform(population)
+    for _ in range(core_shape.rank - 1):  # batched core shapes are all equal (PyTensor reads the first)
+        core_shape = g.op("Gather", core_shape, _i64(g, 0), axis=0)
+    count = g.op("Reshape", g.op("Size", g.op("ConstantOfShape", core_shape)), _i64(g, [1]))
+    u = stream.uniform(g.op("Concat", batch, _population(g, op, a), axis=0))
     if p is None:
         keys = u
     else:
         keys = g.op("Sub", g.op("Log", _as_float(g, p)), g.op("Log", g.op("Neg", g.op("Log", u))))
-    chosen = _order(g, keys, count, largest=True)
-    if op.ndims_params[0] == 0:
-        out = g.cast(_reshape(g, chosen, core_shape), _out_dtype(node))
-    else:
-        out = g.op("Gather", a, _reshape(g, chosen, core_shape), axis=0)
-    return stream.state, out
+    chosen = _take_items(g, op, a, batch, batch_ndim, _order(g, keys, count, largest=True))
+    item_dims = _dims_from(g, chosen, batch_ndim + 1)
+    out = _reshape(g, chosen, g.op("Concat", batch, core_shape, item_dims, axis=0))
+    return stream.state, g.cast(out, _out_dtype(node))
 
 
 def _psd_cholesky(g, cov, rank):

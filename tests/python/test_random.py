@@ -459,7 +459,6 @@ _no_rule = NoRuleRV()
     "make_rv, name",
     [
         (lambda r: random_draws(_no_rule, 0.0, 1.0, size=(3,), rng=r), "NoRuleRV"),
-        (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
     ],
 )
 def test_unsupported_distribution_names_it(make_rv, name):
@@ -571,3 +570,98 @@ def test_vonmises_and_hypergeometric_opsets(opset):
     angles, goods = fn()
     assert stats.kstest(_centred_on_circle(angles, 1.0), stats.vonmises(2.0).cdf).pvalue > P_MIN
     assert finite_chi_square_pvalue(goods, stats.hypergeom(21, 9, 10), 0, 9) > P_MIN
+
+
+def _vectorized_draws(make_rv, core_value, batch_value):
+    """``make_rv(rng, param)`` with a core-shaped parameter, vectorized over a
+    batched one (how PyTensor batches RVs whose helper takes no batch)."""
+    from pytensor.graph.replace import vectorize_graph
+
+    rng = pytensor.shared(np.random.default_rng(5))
+    core = pt.tensor("core", dtype=core_value.dtype, shape=(None,) * core_value.ndim)
+    next_rng, draws = make_rv(rng, core)
+    next_rng, draws = vectorize_graph([next_rng, draws], {core: pt.constant(batch_value)})
+    return rng, next_rng, draws
+
+
+def test_batched_permutation():
+    # size batch: each row its own uniformly random order of 0..3 (the
+    # node's type says (2400, 4); PyTensor's own perform cannot batch an
+    # integer permutation by size and fails)
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.permutation, 4, size=(2400,), rng=r))
+    rows = fn()
+    assert rows.shape == (2400, 4)
+    assert (np.sort(rows, axis=1) == np.arange(4)).all()
+    counts = np.unique(rows, axis=0, return_counts=True)[1]
+    assert len(counts) == 24 and stats.chisquare(counts).pvalue > P_MIN
+    # size batch of a matrix: each entry a row permutation of x
+    x = np.arange(12.0).reshape(4, 3)
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.permutation, x, size=(500,), rng=r))
+    draws = fn()
+    assert draws.shape == (500, 4, 3)
+    assert (np.sort(draws[:, :, 0], axis=1) == x[:, 0]).all()
+    np.testing.assert_array_equal(draws - draws[:, :, :1], np.broadcast_to([0.0, 1.0, 2.0], draws.shape))
+    first = np.bincount((draws[:, 0, 0] // 3).astype(int), minlength=4)
+    assert stats.chisquare(first).pvalue > P_MIN
+
+
+def test_vectorized_permutation_of_batched_vectors():
+    values = np.stack([np.arange(5.0) + 10 * i for i in range(3)])
+    rng, next_rng, draws = _vectorized_draws(
+        lambda r, v: random_draws(pt.random.permutation, v, rng=r), np.zeros(5), values
+    )
+    assert draws.owner.op.ndims_params == [1]
+    fn = pytensor.function([], draws, updates={rng: next_rng}, mode="ONNX")
+    seen = np.array([fn() for _ in range(1200)])
+    assert seen.shape == (1200, 3, 5)
+    np.testing.assert_array_equal(np.sort(seen, axis=-1), np.broadcast_to(values, seen.shape))
+    for row in range(3):
+        first = np.bincount(((seen[:, row, 0] - 10 * row)).astype(int), minlength=5)
+        assert stats.chisquare(first).pvalue > P_MIN
+    # rows draw independently of each other
+    assert not (seen[:, 0] == seen[:, 1] - 10).all()
+
+
+def test_batched_choice_without_replacement():
+    # a batch of weights: each row draws its own 2 of 4 items, without replacement
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]])
+    rng, next_rng, draws = _vectorized_draws(
+        lambda r, w: random_draws(pt.random.choice, np.arange(4) * 10, size=(2,), replace=False, p=w, rng=r),
+        np.full(4, 0.25), p,
+    )
+    fn = pytensor.function([], draws, updates={rng: next_rng}, mode="ONNX")
+    seen = np.array([fn() for _ in range(2000)])
+    assert seen.shape == (2000, 2, 2)
+    assert (seen[:, :, 0] != seen[:, :, 1]).all()
+    for row in range(2):
+        first = np.bincount(seen[:, row, 0] // 10, minlength=4)
+        assert stats.chisquare(first, p[row] * len(seen)).pvalue > P_MIN
+    # batched populations (rows of a matrix), no weights
+    a = np.arange(15.0).reshape(3, 5)
+    rng, next_rng, draws = _vectorized_draws(
+        lambda r, v: random_draws(pt.random.choice, v, size=(3,), replace=False, rng=r), np.zeros(5), a
+    )
+    fn = pytensor.function([], draws, updates={rng: next_rng}, mode="ONNX")
+    seen = np.array([fn() for _ in range(1000)])
+    assert seen.shape == (1000, 3, 3)
+    for row in range(3):
+        assert np.isin(seen[:, row], a[row]).all()
+        assert all(len(set(draw)) == 3 for draw in seen[:, row].tolist())
+        first = np.bincount((seen[:, row, 0] - 5 * row).astype(int), minlength=5)
+        assert stats.chisquare(first).pvalue > P_MIN
+
+
+@pytest.mark.parametrize(
+    "make_rv",
+    [
+        lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r),
+        lambda r: random_draws(pt.random.permutation, np.ones((4, 0)), size=(2,), rng=r),
+        lambda r: random_draws(pt.random.choice, np.ones((5, 2)), size=(3,), replace=False, rng=r),
+        lambda r: random_draws(pt.random.choice, 6, size=(2, 2), replace=False, rng=r),
+    ],
+)
+def test_batched_permutation_and_choice_shapes_match_pytensor(make_rv):
+    fn, _ = draw_fn(make_rv)
+    ref = pytensor.function([], make_rv(pytensor.shared(np.random.default_rng(0)))[1], mode="FAST_COMPILE")
+    got, want = fn(), ref()
+    assert got.shape == want.shape and got.dtype == want.dtype
