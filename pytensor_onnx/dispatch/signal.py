@@ -1,5 +1,6 @@
 """Convolve1d (``pytensor.tensor.signal.convolve1d``): ``np.convolve`` in
-mode "full" or "valid" ("same" is "valid" of an input PyTensor pads itself).
+mode "full" or "valid" ("same" is "valid" of an input PyTensor pads itself),
+and Convolve2d.
 
 ONNX Runtime's Conv has no float64 or integer kernels, so the rule builds the
 convolution as a product: the first input, padded with len(in2) - 1 zeros on
@@ -9,7 +10,17 @@ NumPy does). "valid" is the middle of "full": convolution is commutative, so
 it drops min(n, k) - 1 values at each end whichever input is longer. The
 windows take (n + k - 1) * k elements of memory.
 
-Batched inputs arrive as a Blockwise of this Op. The rule takes leading batch
+Convolve2d (``convolve2d``, ``scipy.signal.convolve`` in 2-D; "same" and
+the other boundaries are PyTensor's padding around a "valid" one) does the
+same per axis: the padded first input is cut into k1 x k2 windows (two
+Gathers), multiplied by the second input reversed on both axes and summed
+over each window (memory: (n1 + k1 - 1) (n2 + k2 - 1) k1 k2 elements).
+"valid" needs one input at least as large as the other on both axes (SciPy
+raises otherwise; the model fails at run time). SciPy has no bool
+convolution (PyTensor's perform fails): bool inputs raise
+NotImplementedError.
+
+Batched inputs arrive as a Blockwise of these Ops. The rule takes leading batch
 dims (MatMul broadcasts them as Blockwise does), so Convolve1d is marked
 batch capable. Blockwise gives the mode as a tensor with batch dims; a
 constant one must say one mode everywhere (else NotImplementedError), a
@@ -19,7 +30,7 @@ time to hold one value.
 
 import numpy as np
 from pytensor.graph.basic import Constant
-from pytensor.tensor.signal.conv import Convolve1d
+from pytensor.tensor.signal.conv import Convolve1d, Convolve2d
 
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable
@@ -44,7 +55,7 @@ def _static_mode(node, full_mode):
     modes = np.unique(np.asarray(value, dtype=bool))
     if modes.size > 1:
         raise NotImplementedError(
-            f"Blockwise(Convolve1d) with both modes in one batch (node: {node}) has no ONNX conversion: "
+            f"{node.op} with both modes in one batch (node: {node}) has no ONNX conversion: "
             "the outputs would have different lengths"
         )
     # An empty batch of modes gives an empty output either way.
@@ -123,6 +134,74 @@ def _common_batch(g, x, y, batch_rank):
     batch = g.op("Where", g.op("Equal", x_batch, int64_const(g, 1)), y_batch, x_batch)
     return (g.op("Expand", x, g.op("Concat", batch, x_core, axis=0)),
             g.op("Expand", y, g.op("Concat", batch, y_core, axis=0)))
+
+
+def _length_vector(g, x, axis):
+    size = dim_size(g, x, axis)
+    return int64_const(g, [size]) if isinstance(size, int) else g.op("Unsqueeze", size, axes=[0])
+
+
+def _windows_along(g, x, axis, length, width):
+    """``x`` with axis ``axis`` replaced by (length, width) windows:
+    ``out[..., i, j, ...] = x[..., i + j, ...]`` (int64 [1] sizes)."""
+    starts = g.op("Range", int64_const(g, 0), g.op("Squeeze", length, axes=[0]), int64_const(g, 1))
+    offsets = g.op("Range", int64_const(g, 0), g.op("Squeeze", width, axes=[0]), int64_const(g, 1))
+    return g.op("Gather", x, g.op("Add", g.op("Unsqueeze", starts, axes=[1]), offsets), axis=axis)
+
+
+@batch_capable(Convolve2d)
+@onnx_funcify.register(Convolve2d)
+def _convolve2d(op, node, g, in1, in2, full_mode):
+    dtype = node.outputs[0].type.dtype
+    if dtype == "bool":
+        raise NotImplementedError(
+            f"Convolve2d of bool inputs (node: {node}) has no ONNX conversion: scipy.signal.convolve, "
+            "PyTensor's implementation, has no bool convolution"
+        )
+    compute = _compute_dtype(dtype)
+    a, v = g.cast(in1, compute), g.cast(in2, compute)
+    rank = a.rank  # Blockwise gives both inputs the same number of batch dims
+    rows, cols = rank - 2, rank - 1
+    n = [_length_vector(g, a, rows), _length_vector(g, a, cols)]
+    k = [_length_vector(g, v, rows), _length_vector(g, v, cols)]
+    one = int64_const(g, [1])
+    # SciPy fails on empty inputs.
+    nonempty = g.op("Concat", *n, *k, axis=0)
+    k[0] = guarded(g, g.op("GreaterOrEqual", nonempty, one), k[0])
+
+    margins = [g.op("Sub", size, one) for size in k]
+    batch_zeros = int64_const(g, [0] * (rank - 2))
+    pads = g.op("Concat", batch_zeros, *margins, batch_zeros, *margins, axis=0)
+    padded = g.op("Pad", a, pads, g.const(np.zeros((), dtype=compute)))
+    full_lengths = [g.op("Sub", g.op("Add", n_i, k_i), one) for n_i, k_i in zip(n, k)]
+    # (..., L1, k1, P2) then (..., L1, k1, L2, k2)
+    windows = _windows_along(g, padded, rows, full_lengths[0], k[0])
+    windows = _windows_along(g, windows, rank, full_lengths[1], k[1])
+    minus_one = int64_const(g, [-1, -1])
+    reversed_v = g.op("Slice", v, minus_one, int64_const(g, [np.iinfo(np.int64).min] * 2),
+                      int64_const(g, [rows, cols]), minus_one)
+    kernel = g.op("Unsqueeze", reversed_v, axes=[rows, rank])  # (..., 1, k1, 1, k2)
+    full = g.op("ReduceSum", g.op("Mul", windows, kernel), int64_const(g, [rank - 1, rank + 1]), keepdims=0)
+
+    mode = _static_mode(node, full_mode)
+    if mode is None and full_mode.rank:
+        full_mode = _one_mode(g, full_mode)
+    if mode is None or not mode:
+        # One input at least as large as the other on both axes (SciPy's rule).
+        first_larger = g.op("And", g.op("GreaterOrEqual", n[0], k[0]), g.op("GreaterOrEqual", n[1], k[1]))
+        second_larger = g.op("And", g.op("LessOrEqual", n[0], k[0]), g.op("LessOrEqual", n[1], k[1]))
+        trims = g.op("Sub", g.op("Min", g.op("Concat", *n, axis=0), g.op("Concat", *k, axis=0)), int64_const(g, [1, 1]))
+        dominated = g.op("Or", first_larger, second_larger)
+        if mode is None:  # checked only when the run takes "valid"
+            dominated = g.op("Or", dominated, g.op("Unsqueeze", g.cast(full_mode, "bool"), axes=[0]))
+        trims = guarded(g, dominated, trims)
+        ends = g.op("Sub", g.op("Concat", *full_lengths, axis=0), trims)
+        valid = g.op("Slice", full, trims, ends, int64_const(g, [rows, cols]))
+        if mode is None:
+            full = g.op("If", full_mode, then_branch=_branch(g, full, "full"), else_branch=_branch(g, valid, "valid"))
+        else:
+            full = valid
+    return g.cast(full, dtype)
 
 
 def _branch(g, value, name):
