@@ -395,6 +395,37 @@ def _full(g, shape, value):
     return g.op("Expand", _f64(g, value), shape)
 
 
+def _rejection_loop(g, stream, shape, rank, name, propose, done=None, fill=np.nan):
+    """Vectorised rejection sampling of ``shape``: a Loop whose every round
+    draws a proposal for all elements, ``propose(body, inner_stream) ->
+    (candidate, accept)``, and keeps each element's first accepted candidate;
+    it stops when all are accepted (at most ``_MAX_ROUNDS`` rounds; an element
+    never accepted keeps ``fill``). ``done`` marks elements to skip."""
+    body = g.subgraph(name)
+    body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    counter = body.input("counter", "uint64", [1])
+    result = body.input("result", "float64", [None] * rank)
+    accepted = body.input("done", "bool", [None] * rank)
+    inner = stream.inside(body, counter)
+    b = body
+    candidate, accept = propose(b, inner)
+    result = b.op("Where", b.op("And", accept, b.op("Not", accepted)), candidate, result)
+    accepted = b.op("Or", accepted, accept)
+    pending = b.op("ReduceSum", b.cast(b.op("Not", accepted), "int64"), keepdims=0)
+    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
+    b.output(inner.counter, "counter_out")
+    b.output(result, "result_out")
+    b.output(accepted, "done_out")
+    if done is None:
+        done = g.op("Less", _full(g, shape, 0.0), _f64(g, 0.0))
+    stream.counter, result, _ = g.op(
+        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, fill), done,
+        body=body, outputs=3,
+    )
+    return result
+
+
 def _standard_gamma(g, stream, shape, rank, alpha):
     """Gamma(alpha, 1) draws of ``shape`` (``alpha`` float64, broadcastable to
     it). Marsaglia & Tsang, "A simple method for generating gamma variables",
@@ -406,36 +437,18 @@ def _standard_gamma(g, stream, shape, rank, alpha):
     d = g.op("Sub", g.op("Where", small, g.op("Add", alpha, _f64(g, 1.0)), alpha), _f64(g, 1.0 / 3.0))
     c = g.op("Reciprocal", g.op("Sqrt", g.op("Mul", _f64(g, 9.0), d)))
 
-    body = g.subgraph("gamma_rejection")
-    body.input("iteration", "int64", [])
-    body.input("condition", "bool", [])
-    counter = body.input("counter", "uint64", [1])
-    result = body.input("result", "float64", [None] * rank)
-    done = body.input("done", "bool", [None] * rank)
-    inner = stream.inside(body, counter)
-    z, u = inner.normal(shape), inner.uniform(shape)
-    b = body
-    v = b.op("Add", _f64(b, 1.0), b.op("Mul", c, z))
-    v = b.op("Mul", b.op("Mul", v, v), v)
-    positive = b.op("Greater", v, _f64(b, 0.0))
-    log_v = b.op("Log", b.op("Where", positive, v, _f64(b, 1.0)))
-    # accept when log u < z**2 / 2 + d (1 - v + log v)
-    bound = b.op("Add", b.op("Mul", _f64(b, 0.5), b.op("Mul", z, z)),
-                 b.op("Mul", d, b.op("Add", b.op("Sub", _f64(b, 1.0), v), log_v)))
-    accept = b.op("And", positive, b.op("Less", b.op("Log", u), bound))
-    result = b.op("Where", b.op("And", accept, b.op("Not", done)), b.op("Mul", d, v), result)
-    done = b.op("Or", done, accept)
-    pending = b.op("ReduceSum", b.cast(b.op("Not", done), "int64"), keepdims=0)
-    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
-    b.output(inner.counter, "counter_out")
-    b.output(result, "result_out")
-    b.output(done, "done_out")
+    def propose(b, inner):
+        z, u = inner.normal(shape), inner.uniform(shape)
+        v = b.op("Add", _f64(b, 1.0), b.op("Mul", c, z))
+        v = b.op("Mul", b.op("Mul", v, v), v)
+        positive = b.op("Greater", v, _f64(b, 0.0))
+        log_v = b.op("Log", b.op("Where", positive, v, _f64(b, 1.0)))
+        # accept when log u < z**2 / 2 + d (1 - v + log v)
+        bound = b.op("Add", b.op("Mul", _f64(b, 0.5), b.op("Mul", z, z)),
+                     b.op("Mul", d, b.op("Add", b.op("Sub", _f64(b, 1.0), v), log_v)))
+        return b.op("Mul", d, v), b.op("And", positive, b.op("Less", b.op("Log", u), bound))
 
-    nothing_done = g.op("Less", _full(g, shape, 0.0), _f64(g, 0.0))
-    stream.counter, result, _ = g.op(
-        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, np.nan),
-        nothing_done, body=body, outputs=3,
-    )
+    result = _rejection_loop(g, stream, shape, rank, "gamma_rejection", propose)
     boost = g.op("Pow", stream.uniform(shape), g.op("Reciprocal", alpha))
     return g.op("Where", small, g.op("Mul", result, boost), result)
 
@@ -878,37 +891,20 @@ def _vonmises(op, node, g, rng, size, mu, kappa):
     s_exact = g.op("Div", g.op("Add", _f64(g, 1.0), g.op("Mul", rho, rho)), g.op("Mul", _f64(g, 2.0), rho))
     s = g.op("Where", tiny, g.op("Add", g.op("Reciprocal", safe), safe), s_exact)
 
-    body = g.subgraph("vonmises_rejection")
-    body.input("iteration", "int64", [])
-    body.input("condition", "bool", [])
-    counter = body.input("counter", "uint64", [1])
-    result = body.input("w", "float64", [None] * rank)
-    done = body.input("done", "bool", [None] * rank)
-    inner = stream.inside(body, counter)
-    b = body
-    z = b.op("Cos", b.op("Mul", _f64(b, np.pi), inner.uniform(shape)))
-    w = b.op("Div", b.op("Add", _f64(b, 1.0), b.op("Mul", s, z)), b.op("Add", s, z))
-    y = b.op("Mul", safe, b.op("Sub", s, w))
-    v = inner.uniform(shape)
-    # accept when y (2 - y) >= v or log(y / v) + 1 >= y (y > 0 where the
-    # first test fails; the Where keeps Log away from y <= 0)
-    first = b.op("GreaterOrEqual", b.op("Sub", b.op("Mul", y, b.op("Sub", _f64(b, 2.0), y)), v), _f64(b, 0.0))
-    ratio = b.op("Div", b.op("Where", b.op("Greater", y, _f64(b, 0.0)), y, v), v)
-    second = b.op("GreaterOrEqual", b.op("Sub", b.op("Add", b.op("Log", ratio), _f64(b, 1.0)), y), _f64(b, 0.0))
-    accept = b.op("Or", first, b.op("And", b.op("Greater", y, _f64(b, 0.0)), second))
-    result = b.op("Where", b.op("And", accept, b.op("Not", done)), w, result)
-    done = b.op("Or", done, accept)
-    pending = b.op("ReduceSum", b.cast(b.op("Not", done), "int64"), keepdims=0)
-    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
-    b.output(inner.counter, "counter_out")
-    b.output(result, "result_out")
-    b.output(done, "done_out")
+    def propose(b, inner):
+        z = b.op("Cos", b.op("Mul", _f64(b, np.pi), inner.uniform(shape)))
+        w = b.op("Div", b.op("Add", _f64(b, 1.0), b.op("Mul", s, z)), b.op("Add", s, z))
+        y = b.op("Mul", safe, b.op("Sub", s, w))
+        v = inner.uniform(shape)
+        # accept when y (2 - y) >= v or log(y / v) + 1 >= y (y > 0 where the
+        # first test fails; the Where keeps Log away from y <= 0)
+        first = b.op("GreaterOrEqual", b.op("Sub", b.op("Mul", y, b.op("Sub", _f64(b, 2.0), y)), v), _f64(b, 0.0))
+        ratio = b.op("Div", b.op("Where", b.op("Greater", y, _f64(b, 0.0)), y, v), v)
+        second = b.op("GreaterOrEqual", b.op("Sub", b.op("Add", b.op("Log", ratio), _f64(b, 1.0)), y), _f64(b, 0.0))
+        return w, b.op("Or", first, b.op("And", b.op("Greater", y, _f64(b, 0.0)), second))
+
     # elements that need no rejection start (and stay) done
-    settled = g.op("Or", uniform, huge)
-    stream.counter, w, _ = g.op(
-        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, 0.0),
-        settled, body=body, outputs=3,
-    )
+    w = _rejection_loop(g, stream, shape, rank, "vonmises_rejection", propose, done=g.op("Or", uniform, huge), fill=0.0)
     # the accepted W is cos of the angle; rounding can leave [-1, 1]
     angle = g.recipe("acos", g.op("Max", g.op("Min", w, _f64(g, 1.0)), _f64(g, -1.0)))
     negative = g.op("Less", stream.uniform(shape), _f64(g, 0.5))
