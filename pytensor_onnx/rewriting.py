@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.scalar.basic as ps
+from pytensor.compile import optdb
 from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import node_rewriter
-from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.basic import second
+from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.math import mul
 from pytensor.tensor.rewriting.math import local_sigm_times_exp
-from pytensor.compile import optdb
 
 
 def _quotient(var):
