@@ -437,6 +437,21 @@ def test_polygamma_gradient():
     compare_onnx_and_py([x], [pytensor.grad(out.sum(), x)], [RNG.uniform(0.1, 9, 20)], rtol=1e-11)
 
 
+def test_error_functions_at_large_arguments():
+    # Found by the differential fuzzer (erf of 5e10 from an int64): exp(-x^2)
+    # was computed as exp(-hi^2) * exp(-(2 hi lo + lo^2)) of a split x, which
+    # is 0 * inf = NaN for |x| above ~2e5 whenever the low part's term is a
+    # large negative number; erf/erfc/erfcx gave NaN at half of such points.
+    x = pt.dvector("x")
+    big = np.logspace(0, 300, 6001)
+    values = np.concatenate([big, -big, 5e10 + np.arange(200.0), [1e15, 2.18776162e05, 3.09029543e05]])
+    fn = pytensor.function([x], [pt.erf(x), pt.erfc(x), pt.erfcx(x)], mode="ONNX")
+    erf, erfc, erfcx = fn(values)
+    np.testing.assert_allclose(erf, scipy.special.erf(values), rtol=1e-15, atol=0)
+    np.testing.assert_allclose(erfc, scipy.special.erfc(values), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(erfcx, scipy.special.erfcx(values), rtol=1e-12, atol=0)
+
+
 def test_subnormal_erfcinv():
     # Against mpmath: the root of log erfc(x) = log q for q below 2.2e-308.
     import mpmath

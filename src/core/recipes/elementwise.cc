@@ -40,6 +40,9 @@ Value* Ew::table(Value* w, const PiecewiseTable& t) const {
   return p;
 }
 
+// |x| above which exp(-x^2) is 0 and exp(x^2) inf in double (both from 27.3).
+constexpr double kSquareExpLimit = 38.0;
+
 std::pair<Value*, Value*> Ew::split(Value* x) const {
   // 2^27 + 1: for doubles the product splits x into 26 + 27 bits. Large |x|
   // (above 2^996) would overflow the product; callers only split values
@@ -53,17 +56,22 @@ Value* Ew::exp_neg_square(Value* x) const {
   auto [hi, lo] = split(x);
   Value* big = mul(hi, hi);
   Value* small = add(mul(mul(hi, lo), 2.0), mul(lo, lo));
-  // Beyond |x| = 1e100 the split overflows to NaN; exp(-x^2) is 0 there.
+  // exp(-x^2) is 0 in double from |x| = 27.3 on. Past that the two factors
+  // can be 0 and inf (exp(-big) underflows while a negative `small` of a
+  // few hundred overflows exp(-small), from |x| ~ 2e5): 0 * inf = NaN. So
+  // the result is 0 from |x| = 38 on, where `small` is still below 1e-5.
   Value* value = mul(exp(neg(big)), exp(neg(small)));
-  return where(gt(abs(x), 1e100), 0.0, value);
+  return where(gt(abs(x), kSquareExpLimit), 0.0, value);
 }
 
 Value* Ew::exp_square(Value* x) const {
   auto [hi, lo] = split(x);
   Value* big = mul(hi, hi);
   Value* small = add(mul(mul(hi, lo), 2.0), mul(lo, lo));
+  // exp(x^2) overflows from |x| = 26.7 on; past 38, inf * 0 could be NaN
+  // (see exp_neg_square).
   Value* value = mul(exp(big), exp(small));
-  return where(gt(abs(x), 1e100), std::numeric_limits<double>::infinity(), value);
+  return where(gt(abs(x), kSquareExpLimit), std::numeric_limits<double>::infinity(), value);
 }
 
 std::vector<Value*> in_float64(GraphBuilder& g, const std::string& name, const std::vector<Value*>& inputs,

@@ -48,7 +48,8 @@ class SymmetricPositiveDefinite(OpGenerator):
     def accepts(self, meta):
         # A vector is taken as one row (m = 1). m >= 1: SciPy raises on empty
         # matrices where the recipes return empty results.
-        return meta.kind == "f" and (meta.ndim == 1 or (meta.ndim in (2, 3) and meta.shape[-2] >= 1))
+        # No empty batch either: PyTensor 2.38's Blockwise refuses it.
+        return meta.kind == "f" and (meta.ndim == 1 or (meta.ndim in (2, 3) and min(meta.shape[:-1]) >= 1))
 
     def draw(self, ctx, x):
         ops = sorted(OPS) if x.ndim < 3 or EIGH_TAKES_BATCHES else sorted(set(OPS) - {"eigvalsh"})
