@@ -66,9 +66,20 @@ Value* recipe1(const Ew& f, const char* name, Value* x) { return build_recipe_na
 Value* lgamma(const Ew& f, Value* x) { return recipe1(f, "gammaln", x); }
 Value* log1p(const Ew& f, Value* x) { return recipe1(f, "log1p", x); }
 
-// lgamma(1 + a) for any a > 0.
-Value* lgamma1p(const Ew& f, Value* a) {
-  return f.where(f.lt(a, 7.0), lgamma1p_small(f, f.min(a, f.c(7.0))), lgamma(f, f.add(a, 1.0)));
+// lgamma of the parameters, computed once per element (each gammaln is a
+// table lookup over the whole tensor: the costliest part of the recipe).
+struct LogGammas {
+  Value* a;
+  Value* b;
+  Value* sum;     // lgamma(a + b)
+  Value* a_plus;  // lgamma(1 + a), accurate for tiny a
+};
+
+LogGammas log_gammas(const Ew& f, Value* a, Value* b) {
+  LogGammas l{lgamma(f, a), lgamma(f, b), lgamma(f, f.add(a, b)), nullptr};
+  // For a >= 7, lgamma(a) and log a are both positive: no cancellation.
+  l.a_plus = f.where(f.lt(a, 7.0), lgamma1p_small(f, f.min(a, f.c(7.0))), f.add(l.a, f.log(a)));
+  return l;
 }
 
 // mu(p) for p >= 8 (elements below get mu(8): their branch is not taken).
@@ -95,22 +106,22 @@ Value* neg_log_a_beta_taylor(const Ew& f, Value* a, Value* b) {
 // series (where the factor is x^a, not x^a y^b: a log x is not there to
 // cancel anything). lgamma(a + b) - lgamma(m), m = max(a, b), s = min(a, b),
 // by Stirling for m >= 8: (m - 1/2) log1p(s / m) + s log(a + b) - s + mu(a + b) - mu(m).
-Value* neg_log_a_beta(const Ew& f, Value* a, Value* b) {
+Value* neg_log_a_beta(const Ew& f, Value* a, Value* b, const LogGammas& lg) {
   Value* c = f.add(a, b);
   Value* m = f.max(a, b);
   Value* s = f.min(a, b);
   Value* stirling = f.add(f.sub(f.add(f.mul(f.sub(m, 0.5), log1p(f, f.div(s, m))), f.mul(s, f.log(c))), s),
                           f.sub(mu(f, c), mu(f, m)));
-  Value* difference = f.where(f.ge(m, kStirlingFrom), stirling, f.sub(lgamma(f, c), lgamma(f, m)));
+  Value* lgamma_m = f.where(f.le(a, b), lg.b, lg.a);
+  Value* difference = f.where(f.ge(m, kStirlingFrom), stirling, f.sub(lg.sum, lgamma_m));
   // a = s: lgamma(a) + log a = lgamma(1 + a); a = m: the other is b.
-  Value* direct = f.where(f.le(a, b), f.sub(difference, lgamma1p(f, a)),
-                          f.sub(f.sub(difference, f.log(a)), lgamma(f, b)));
+  Value* direct = f.where(f.le(a, b), f.sub(difference, lg.a_plus), f.sub(f.sub(difference, f.log(a)), lg.b));
   return f.where(f.le(a, kTaylorLimit), neg_log_a_beta_taylor(f, a, b), direct);
 }
 
 // log(x^a y^b / (a B(a, b))), y = 1 - x given separately (exact where x is
 // not), for the continued fraction. See the file comment.
-Value* log_fraction_prefactor(const Ew& f, Value* a, Value* b, Value* x, Value* y) {
+Value* log_fraction_prefactor(const Ew& f, Value* a, Value* b, Value* x, Value* y, const LogGammas& lg) {
   Value* c = f.add(a, b);
   Value* d = f.sub(f.mul(b, x), f.mul(a, y));
   Value* a_large = f.ge(a, kStirlingFrom);
@@ -123,16 +134,16 @@ Value* log_fraction_prefactor(const Ew& f, Value* a, Value* b, Value* x, Value* 
   // a >= 8 > b: a log(x c / a) - log(c / a) / 2 + b log(y c) - b - lgamma(b)
   //             + mu(c) - mu(a) - log a.
   Value* only_a = f.add(f.add(a_term, d), f.sub(f.mul(b, f.log(f.mul(y, c))), b));
-  only_a = f.sub(only_a, f.add(f.add(f.mul(f.log(f.div(c, a)), 0.5), lgamma(f, b)), f.log(a)));
+  only_a = f.sub(only_a, f.add(f.add(f.mul(f.log(f.div(c, a)), 0.5), lg.b), f.log(a)));
   only_a = f.add(only_a, f.sub(mu(f, c), mu(f, a)));
   // b >= 8 > a: b log(y c / b) - log(c / b) / 2 + a log(x c) - a - lgamma(1 + a)
   //             + mu(c) - mu(b).
   Value* only_b = f.add(f.sub(b_term, d), f.sub(f.mul(a, f.log(f.mul(x, c))), a));
-  only_b = f.sub(only_b, f.add(f.mul(f.log(f.div(c, b)), 0.5), lgamma1p(f, a)));
+  only_b = f.sub(only_b, f.add(f.mul(f.log(f.div(c, b)), 0.5), lg.a_plus));
   only_b = f.add(only_b, f.sub(mu(f, c), mu(f, b)));
   // a, b < 8.
   Value* small = f.add(f.add(f.mul(a, f.log(x)), f.mul(b, f.log(y))),
-                       f.sub(f.sub(lgamma(f, c), lgamma1p(f, a)), lgamma(f, b)));
+                       f.sub(f.sub(lg.sum, lg.a_plus), lg.b));
   return f.where(a_large, f.where(b_large, both, only_a), f.where(b_large, only_b, small));
 }
 
@@ -225,13 +236,14 @@ Value* incomplete_beta(const Ew& f, Value* a, Value* b, Value* x) {
 
   // Each iteration runs on its own elements; the others get x = 0, where
   // both converge at once.
+  const LogGammas lg = log_gammas(f, sa, sb);
   Value* sum = power_series(f, sa, sb, f.where(use_series, sx, 0.0));
-  Value* log_series = f.add(f.add(f.mul(sa, f.log(sx)), neg_log_a_beta(f, sa, sb)), log1p(f, f.mul(sa, sum)));
+  Value* log_series = f.add(f.add(f.mul(sa, f.log(sx)), neg_log_a_beta(f, sa, sb, lg)), log1p(f, f.mul(sa, sum)));
   Value* series = f.where(swap, f.neg(recipe1(f, "expm1", log_series)), f.exp(log_series));
 
   // (The fraction's factor is x^a y^b / B(a, b): a times the prefactor.)
   Value* fraction_value =
-      f.mul(f.mul(f.exp(log_fraction_prefactor(f, sa, sb, sx, sy)), sa),
+      f.mul(f.mul(f.exp(log_fraction_prefactor(f, sa, sb, sx, sy, lg)), sa),
             continued_fraction(f, sa, sb, f.where(use_series, 0.0, sx), f.where(use_series, 1.0, sy)));
   Value* fraction = f.where(swap, f.sub(1.0, fraction_value), fraction_value);
 
