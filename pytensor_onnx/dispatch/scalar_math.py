@@ -126,3 +126,7 @@ def _unregularized(recipe):
 if compat.GammaU is not None:  # PyTensor 2.38; 3.3 builds gammau/gammal as graphs
     onnx_funcify.register(compat.GammaU)(_unregularized("gammaincc"))
     onnx_funcify.register(compat.GammaL)(_unregularized("gammainc"))
+
+
+# The regularized incomplete beta function (src/core/recipes/incomplete_beta.cc).
+onnx_funcify.register(psm.BetaInc)(float_recipe("betainc"))

@@ -28,15 +28,13 @@
 #include <limits>
 
 #include "elementwise.h"
+#include "log_gamma_parts.h"
 #include "loops.h"
 #include "recipes.h"
 #include "registry.h"
-#include "special_tables.h"
 
 namespace pytensor_onnx::recipes {
 namespace {
-
-using namespace tables;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -53,37 +51,6 @@ constexpr int64_t kMaxSteps = 50000;
 
 Value* lgamma(const Ew& f, Value* x) { return build_recipe_named(f.g(), "gammaln", {x}, {})[0]; }
 Value* expm1(const Ew& f, Value* x) { return build_recipe_named(f.g(), "expm1", {x}, {})[0]; }
-
-// lgamma(1 + a) for 0 <= a < 7, accurate for tiny a: a (a - 1) T(1 + a) with
-// the table of lgamma(x) / ((x - 1)(x - 2)) on [1, 8] (special_tables.h).
-Value* lgamma1p(const Ew& f, Value* a) {
-  return f.mul(f.mul(a, f.sub(a, 1.0)), f.table(f.add(a, 1.0), kLgammaOverZeros));
-}
-
-// mu(a) = lgamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) for a >= 8: the
-// Stirling series sum_k B_2k / (2k (2k - 1) a^(2k - 1)), nine terms.
-Value* stirling_correction(const Ew& f, Value* a) {
-  std::vector<double> coefficients;
-  for (size_t k = 1; k <= 9; ++k) coefficients.push_back(kBernoulli2k[k - 1] / (2.0 * k * (2.0 * k - 1)));
-  Value* inv = f.div(1.0, a);
-  return f.mul(inv, f.poly(f.sqr(inv), coefficients));
-}
-
-// log(1 + t) - t with t = (x - a) / a, i.e. log(x / a) - x / a + 1. For
-// |t| <= 1/2, with u = t / (2 + t) (|u| <= 1/3): log(1 + t) = 2 atanh(u) =
-// 2 (u + u^3/3 + u^5/5 + ...) and t - 2u = u t, so log1pmx = -u t +
-// 2 u^3 (1/3 + u^2/5 + ...); twenty terms reach u^42 < 1e-20. Farther out,
-// log(x / a) from the correctly rounded quotient (t itself has lost x when
-// x << a: t = -1 exactly).
-Value* log1pmx(const Ew& f, Value* t, Value* x, Value* a) {
-  Value* u = f.div(t, f.add(t, 2.0));
-  Value* u2 = f.sqr(u);
-  std::vector<double> odd;
-  for (int k = 1; k <= 20; ++k) odd.push_back(2.0 / (2 * k + 1));
-  Value* near_zero = f.sub(f.mul(f.mul(u, u2), f.poly(u2, odd)), f.mul(u, t));
-  Value* far = f.sub(f.log(f.div(x, a)), t);
-  return f.where(f.le(f.abs(t), 0.5), near_zero, far);
-}
 
 // x^a e^-x / Gamma(a) for finite a > 0 and finite x >= 0.
 Value* prefactor(const Ew& f, Value* a, Value* x) {
@@ -187,7 +154,7 @@ Value* incomplete_gamma(const Ew& f, Value* a, Value* x, bool upper) {
   Value* result;
   if (upper) {
     Value* log_x = f.log(x);
-    Value* power_over_gamma1p = f.sub(f.mul(a, log_x), lgamma1p(f, f.min(a, f.c(2.0))));
+    Value* power_over_gamma1p = f.sub(f.mul(a, log_x), lgamma1p_small(f, f.min(a, f.c(2.0))));
     Value* sum = small_a_series(f, a, f.where(use_small_a, x, 0.0));
     // x^a / Gamma(a) = a x^a / Gamma(a + 1).
     Value* q_small = f.sub(f.neg(expm1(f, power_over_gamma1p)), f.mul(f.mul(a, f.exp(power_over_gamma1p)), sum));
