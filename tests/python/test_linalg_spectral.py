@@ -101,14 +101,21 @@ def test_eigh_accuracy_at_n_64(rng):
     np.testing.assert_allclose((v * w[None]) @ v.T, value, atol=1e-12 * 64)
 
 
+#: Batch shapes paired with opsets, so every batch shape and every opset runs
+#: (the gradients repeat the forward recipes that run the full cross).
+GRAD_CASES = list(zip(BATCH_SHAPES, LINALG_OPSETS + LINALG_OPSETS[-1:] * (len(BATCH_SHAPES) - len(LINALG_OPSETS))))
+
+
+@pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_grad_eigh(dtype, rng):
+def test_grad_eigh(dtype, batch, opset, rng):
     # Costs that do not depend on the eigenvectors' signs.
-    x = pt.matrix("x", dtype=dtype)
+    x = stack("x", dtype, batch, (N, N))
     w, v = eigh(x)
     weights = pt.constant(rng.normal(size=(N, N)).astype(dtype))
     cost = (w * pt.arange(1, N + 1).astype(dtype)).sum() + ((v**2) * weights).sum()
-    compare([x], [cost, pytensor.grad(cost, x)], [symmetric(rng, N, (), dtype)], dtype, rtol=TOLERANCES[dtype][0] * 100)
+    value = symmetric(rng, N, batch, dtype)
+    compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=TOLERANCES[dtype][0] * 100)
 
 
 # --------------------------------------------------------------------------
@@ -159,11 +166,23 @@ def test_svd_rank_deficient(rng):
     np.testing.assert_allclose((u[:, :4] * s) @ vt, value, atol=1e-12)
 
 
-def test_grad_svd(rng):
-    x = pt.matrix("x")
+@pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_grad_svd(shape, dtype, batch, opset, rng):
+    rtol = TOLERANCES[dtype][0] * 100
+    x = stack("x", dtype, batch, shape)
+    value = rng.normal(size=(*batch, *shape)).astype(dtype)
+    k = min(shape)
     s = pt.linalg.svd(x, compute_uv=False)
-    cost = (s * pt.arange(1, 4)).sum()
-    compare([x], [cost, pytensor.grad(cost, x)], [rng.normal(size=(5, 3))], "float64", rtol=1e-9)
+    cost = (s * pt.arange(1, k + 1).astype(dtype)).sum()
+    compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=rtol)
+    # With the vectors: costs that do not depend on their signs.
+    u, s, vt = pt.linalg.svd(x, full_matrices=False)
+    weights_u = pt.constant(rng.normal(size=(shape[0], k)).astype(dtype))
+    weights_v = pt.constant(rng.normal(size=(k, shape[1])).astype(dtype))
+    cost = s.sum() + ((u**2) * weights_u).sum() + ((vt**2) * weights_v).sum()
+    compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=rtol)
 
 
 def test_norms(rng):
