@@ -225,12 +225,6 @@ def _specify_shape(op, node, g, x, *shape):
 
 @onnx_funcify.register(Reshape)
 def _reshape(op, node, g, x, target):
-    static = node.outputs[0].type.shape
-    if 0 in static and None not in static:
-        # PyTensor's own rewrites build targets like [-1, 0] for empty
-        # operands (a batched matmul flattened to a Dot) and infer the -1
-        # as 0, which NumPy and ONNX refuse; the static result is exact.
-        return reshape(g, x, [int(s) for s in static])
     owner = node.inputs[1].owner
     if owner is None or not isinstance(owner.op, MakeVector):
         return reshape(g, x, [target])
