@@ -106,9 +106,20 @@ def test_eigh_accuracy_at_n_64(rng):
 GRAD_CASES = list(zip(BATCH_SHAPES, LINALG_OPSETS + LINALG_OPSETS[-1:] * (len(BATCH_SHAPES) - len(LINALG_OPSETS))))
 
 
+def _known_gradient_gap(request, failing):
+    """Known failures on the PyTensor 2.38 / ONNX Runtime 1.21 line (found by
+    these tests, not fixed yet): 2.38's batched Eigh/SVD gradients contain
+    Blockwise(Eye), whose rule takes no batch dims, and some SVD gradient
+    graphs get a Transpose fused into a MatMul by ONNX Runtime (FusedMatMul,
+    no kernel for them before 1.26). strict: the marker fails once fixed."""
+    if failing and not compat.LINALG_IS_PACKAGE:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="Blockwise(Eye) / FusedMatMul on the 2.38 line"))
+
+
 @pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_grad_eigh(dtype, batch, opset, rng):
+def test_grad_eigh(dtype, batch, opset, rng, request):
+    _known_gradient_gap(request, bool(batch))
     # Costs that do not depend on the eigenvectors' signs.
     x = stack("x", dtype, batch, (N, N))
     w, v = eigh(x)
@@ -169,7 +180,8 @@ def test_svd_rank_deficient(rng):
 @pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
-def test_grad_svd(shape, dtype, batch, opset, rng):
+def test_grad_svd(shape, dtype, batch, opset, rng, request):
+    _known_gradient_gap(request, bool(batch) or dtype == "float32")
     rtol = TOLERANCES[dtype][0] * 100
     x = stack("x", dtype, batch, shape)
     value = rng.normal(size=(*batch, *shape)).astype(dtype)
@@ -185,11 +197,13 @@ def test_grad_svd(shape, dtype, batch, opset, rng):
     compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=rtol)
 
 
-def test_norms(rng):
-    x, v = pt.matrix("x"), pt.vector("v")
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_norms(dtype, opset, rng):
+    x, v = pt.matrix("x", dtype=dtype), pt.vector("v", dtype=dtype)
     outputs = [pt.linalg.norm(x), pt.linalg.norm(x, 2), pt.linalg.norm(x, -2), pt.linalg.norm(x, "nuc"),
                pt.linalg.norm(x, 1), pt.linalg.norm(x, np.inf), pt.linalg.norm(v, 3), pt.linalg.norm(v)]
-    compare([x, v], outputs, [rng.normal(size=(4, 3)), rng.normal(size=5)], "float64")
+    compare([x, v], outputs, [rng.normal(size=(4, 3)).astype(dtype), rng.normal(size=5).astype(dtype)], dtype, opset)
 
 
 # --------------------------------------------------------------------------
