@@ -2,7 +2,7 @@
 
 Time per call of Cholesky, Solve, SLogDet and Eigh on well-conditioned float64
 matrices of order n = 16, 64, 256, in mode "ONNX" (standard-ONNX recipes: Loops
-over columns and sweeps) and in PyTensor's default (FAST_RUN: SciPy) and Numba modes (both call LAPACK),
+over blocks of 8 columns for Cholesky, over columns for LU, over sweeps for Eigh) and in PyTensor's default (FAST_RUN: SciPy) and Numba modes (both call LAPACK),
 with SciPy/NumPy called directly as the floor. The ratio column is mode ONNX over
 the fastest PyTensor backend of the row.
 
@@ -68,8 +68,9 @@ def measure(name: str, n: int, backend: str) -> float | str:
 def loop_iteration_seconds(n: int = 64, iterations: int = 256) -> float:
     """ONNX Runtime's cost of one Loop iteration whose body adds a row to an n x n matrix.
 
-    The factorization recipes take n such iterations (one column each), so this
-    per-iteration cost times n is their floor in ONNX Runtime, whatever the arithmetic.
+    LU takes n such iterations (one column each), so this per-iteration cost
+    times n is its floor in ONNX Runtime, whatever the arithmetic; the blocked
+    Cholesky takes n / 8.
     """
     import onnx
     import onnxruntime as ort
@@ -102,6 +103,36 @@ def loop_iteration_seconds(n: int = 64, iterations: int = 256) -> float:
     return per_call_seconds(lambda: session.run(None, feed)) / iterations
 
 
+def node_seconds(shape=(64, 8), nodes: int = 256) -> float:
+    """ONNX Runtime's cost of one node outside any Loop: a chain of Adds on a
+    tensor of ``shape`` (one Cholesky panel of n = 64), per node.
+
+    The blocked Cholesky runs ~7 such nodes per column, so this cost times 7n
+    is its floor in ONNX Runtime, whatever the arithmetic.
+    """
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    names = ["x"] + [f"a{i}" for i in range(nodes)]
+    graph = helper.make_graph(
+        [helper.make_node("Add", [names[i], "one"], [names[i + 1]]) for i in range(nodes)],
+        "node_cost",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(shape))],
+        [helper.make_tensor_value_info(names[-1], TensorProto.DOUBLE, list(shape))],
+        [helper.make_tensor("one", TensorProto.DOUBLE, [], [1.0])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(model, full_check=True)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # keep every Add
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = {"x": np.zeros(shape)}
+    (out,) = session.run(None, feed)
+    assert np.all(out == nodes)  # every node ran
+    return per_call_seconds(lambda: session.run(None, feed)) / nodes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only ops whose name contains this")
@@ -123,8 +154,11 @@ def main() -> int:
             cells = [_time(t) if isinstance(t, float) else t for t in times.values()]
             print(f"| {name} | {n} | {_time(floor)} | " + " | ".join(cells) + f" | **{ratio:.2f}x** |", flush=True)
     per_iteration = loop_iteration_seconds()
+    per_node = node_seconds()
     print(f"\nONNX Runtime Loop, one iteration (body: one Add on a 64 x 64 matrix): {_time(per_iteration)}; "
-          f"64 of them (one Cholesky or LU of n = 64, before any arithmetic): {_time(64 * per_iteration)}.")
+          f"64 of them (one LU of n = 64, before any arithmetic): {_time(64 * per_iteration)}.")
+    print(f"ONNX Runtime, one node (Add on a 64 x 8 panel, no Loop): {_time(per_node)}; "
+          f"7 x 64 of them (the blocked Cholesky's column steps at n = 64): {_time(7 * 64 * per_node)}.")
     return 0
 
 

@@ -101,14 +101,32 @@ def test_eigh_accuracy_at_n_64(rng):
     np.testing.assert_allclose((v * w[None]) @ v.T, value, atol=1e-12 * 64)
 
 
+#: Batch shapes paired with opsets, so every batch shape and every opset runs
+#: (the gradients repeat the forward recipes that run the full cross).
+GRAD_CASES = list(zip(BATCH_SHAPES, LINALG_OPSETS + LINALG_OPSETS[-1:] * (len(BATCH_SHAPES) - len(LINALG_OPSETS))))
+
+
+def _known_gradient_gap(request, failing):
+    """Known failures on the PyTensor 2.38 / ONNX Runtime 1.21 line (found by
+    these tests, not fixed yet): 2.38's batched Eigh/SVD gradients contain
+    Blockwise(Eye), whose rule takes no batch dims, and some SVD gradient
+    graphs get a Transpose fused into a MatMul by ONNX Runtime (FusedMatMul,
+    no kernel for them before 1.26). strict: the marker fails once fixed."""
+    if failing and not compat.LINALG_IS_PACKAGE:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="Blockwise(Eye) / FusedMatMul on the 2.38 line"))
+
+
+@pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_grad_eigh(dtype, rng):
+def test_grad_eigh(dtype, batch, opset, rng, request):
+    _known_gradient_gap(request, bool(batch))
     # Costs that do not depend on the eigenvectors' signs.
-    x = pt.matrix("x", dtype=dtype)
+    x = stack("x", dtype, batch, (N, N))
     w, v = eigh(x)
     weights = pt.constant(rng.normal(size=(N, N)).astype(dtype))
     cost = (w * pt.arange(1, N + 1).astype(dtype)).sum() + ((v**2) * weights).sum()
-    compare([x], [cost, pytensor.grad(cost, x)], [symmetric(rng, N, (), dtype)], dtype, rtol=TOLERANCES[dtype][0] * 100)
+    value = symmetric(rng, N, batch, dtype)
+    compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=TOLERANCES[dtype][0] * 100)
 
 
 # --------------------------------------------------------------------------
@@ -159,18 +177,33 @@ def test_svd_rank_deficient(rng):
     np.testing.assert_allclose((u[:, :4] * s) @ vt, value, atol=1e-12)
 
 
-def test_grad_svd(rng):
-    x = pt.matrix("x")
+@pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_grad_svd(shape, dtype, batch, opset, rng, request):
+    _known_gradient_gap(request, bool(batch) or dtype == "float32")
+    rtol = TOLERANCES[dtype][0] * 100
+    x = stack("x", dtype, batch, shape)
+    value = rng.normal(size=(*batch, *shape)).astype(dtype)
+    k = min(shape)
     s = pt.linalg.svd(x, compute_uv=False)
-    cost = (s * pt.arange(1, 4)).sum()
-    compare([x], [cost, pytensor.grad(cost, x)], [rng.normal(size=(5, 3))], "float64", rtol=1e-9)
+    cost = (s * pt.arange(1, k + 1).astype(dtype)).sum()
+    compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=rtol)
+    # With the vectors: costs that do not depend on their signs.
+    u, s, vt = pt.linalg.svd(x, full_matrices=False)
+    weights_u = pt.constant(rng.normal(size=(shape[0], k)).astype(dtype))
+    weights_v = pt.constant(rng.normal(size=(k, shape[1])).astype(dtype))
+    cost = s.sum() + ((u**2) * weights_u).sum() + ((vt**2) * weights_v).sum()
+    compare([x], [cost, pytensor.grad(cost, x)], [value], dtype, opset, rtol=rtol)
 
 
-def test_norms(rng):
-    x, v = pt.matrix("x"), pt.vector("v")
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_norms(dtype, opset, rng):
+    x, v = pt.matrix("x", dtype=dtype), pt.vector("v", dtype=dtype)
     outputs = [pt.linalg.norm(x), pt.linalg.norm(x, 2), pt.linalg.norm(x, -2), pt.linalg.norm(x, "nuc"),
                pt.linalg.norm(x, 1), pt.linalg.norm(x, np.inf), pt.linalg.norm(v, 3), pt.linalg.norm(v)]
-    compare([x, v], outputs, [rng.normal(size=(4, 3)), rng.normal(size=5)], "float64")
+    compare([x, v], outputs, [rng.normal(size=(4, 3)).astype(dtype), rng.normal(size=5).astype(dtype)], dtype, opset)
 
 
 # --------------------------------------------------------------------------
@@ -184,12 +217,14 @@ def test_norms(rng):
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
 def test_qr(shape, mode, dtype, batch, rng):
     # Householder reflectors chosen as LAPACK's: Q and R match, signs included.
+    # The opset runs with the batch shape (GRAD_CASES pairs them: each once).
+    opset = dict(GRAD_CASES)[batch]
     x = stack("x", dtype, batch, shape)
     QR = compat.linalg_op_class("QR")
     op = QR(mode=mode)
     outputs = Blockwise(op)(x) if batch else op(x)
     outputs = list(outputs) if isinstance(outputs, list | tuple) else [outputs]
-    compare([x], outputs, [rng.normal(size=(*batch, *shape)).astype(dtype)], dtype)
+    compare([x], outputs, [rng.normal(size=(*batch, *shape)).astype(dtype)], dtype, opset)
 
 
 @pytest.mark.parametrize("mode", ["full", "economic", "r"])
@@ -211,12 +246,13 @@ def test_qr_edge_shapes(shape, rng):
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
 @pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
-def test_pinv(shape, dtype, batch, rng):
+def test_pinv(shape, dtype, batch, opset, rng):
     x = stack("x", dtype, batch, shape)
-    compare([x], [pt.linalg.pinv(x)], [rng.normal(size=(*batch, *shape)).astype(dtype)], dtype)
+    compare([x], [pt.linalg.pinv(x)], [rng.normal(size=(*batch, *shape)).astype(dtype)], dtype, opset)
 
 
 def test_pinv_hermitian_and_rank_deficient(rng):
@@ -227,14 +263,21 @@ def test_pinv_hermitian_and_rank_deficient(rng):
     compare([x], [MatrixPinv(hermitian=True)(x), pt.linalg.pinv(x)], [symmetric_value], "float64", atol=1e-11)
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
 @pytest.mark.parametrize("shape", [(6, 3), (3, 6), (4, 4)])
 @pytest.mark.parametrize("rcond", [-1.0, 1e-3])
-def test_lstsq(shape, rcond, rng):
+def test_lstsq(shape, rcond, opset, rng):
+    # float64 only: PyTensor's Lstsq declares float64 outputs for every
+    # input, but its perform returns float32 for float32 input (against its
+    # own type), so there is no float32 result to match; the rule follows
+    # the declared type.
+    dtype = "float64"
     Lstsq = compat.linalg_op_class("Lstsq")
-    a, b = pt.matrix("a"), pt.matrix("b")
+    a, b = pt.matrix("a", dtype=dtype), pt.matrix("b", dtype=dtype)
     r = pt.dscalar("r")
     outputs = Lstsq()(a, b, r)
-    compare([a, b, r], list(outputs), [rng.normal(size=shape), rng.normal(size=(shape[0], 2)), np.asarray(rcond)], "float64")
+    values = [rng.normal(size=shape).astype(dtype), rng.normal(size=(shape[0], 2)).astype(dtype), np.asarray(rcond)]
+    compare([a, b, r], list(outputs), values, dtype, opset)
 
 
 def test_lstsq_rank_deficient_has_no_residuals(rng):
@@ -245,13 +288,14 @@ def test_lstsq_rank_deficient_has_no_residuals(rng):
     assert residuals.shape == (0,) and rank == 2
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
 @pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_expm(dtype, batch, rng):
+def test_expm(dtype, batch, opset, rng):
     x = stack("x", dtype, batch, (N, N))
     # Norms from small (no squaring) to large (several squarings), per matrix.
     value = rng.normal(size=(*batch, N, N)) * rng.choice([0.01, 1.0, 4.0], size=(*batch, 1, 1))
-    compare([x], [pt.linalg.expm(x)], [value.astype(dtype)], dtype)
+    compare([x], [pt.linalg.expm(x)], [value.astype(dtype)], dtype, opset)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2])

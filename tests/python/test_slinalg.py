@@ -160,25 +160,27 @@ def test_solve_broadcasts_batch_dims(rng):
     compare([a, b], [pt.linalg.solve(a, b, b_ndim=1)], values, "float64")
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
 @pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("lower", [True, False])
-def test_cho_solve(lower, dtype, batch, rng):
+def test_cho_solve(lower, dtype, batch, opset, rng):
     a = stack("a", dtype, batch, (N, N))
     b = stack("b", dtype, batch, (N, 2))
     c = pt.linalg.cholesky(a, lower=lower)
     outputs = [pt.linalg.cho_solve((c, lower), b), pt.linalg.cho_solve((c, lower), b[..., 0], b_ndim=1)]
-    compare([a, b], outputs, [spd(rng, N, batch, dtype), rng.normal(size=(*batch, N, 2)).astype(dtype)], dtype)
+    compare([a, b], outputs, [spd(rng, N, batch, dtype), rng.normal(size=(*batch, N, 2)).astype(dtype)], dtype, opset)
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
 @pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_lu_factor_and_solve(dtype, batch, rng):
+def test_lu_factor_and_solve(dtype, batch, opset, rng):
     a = stack("a", dtype, batch, (N, N))
     b = stack("b", dtype, batch, (N,))
     lu, piv = pt.linalg.lu_factor(a)
     outputs = [lu, piv, pt.linalg.lu_solve((lu, piv), b, b_ndim=1), pt.linalg.lu_solve((lu, piv), b, trans=True, b_ndim=1)]
-    compare([a, b], outputs, [general(rng, N, batch, dtype), rng.normal(size=(*batch, N)).astype(dtype)], dtype)
+    compare([a, b], outputs, [general(rng, N, batch, dtype), rng.normal(size=(*batch, N)).astype(dtype)], dtype, opset)
 
 
 def test_lu_factor_pivots_match_lapack_on_ties():
@@ -194,13 +196,34 @@ def test_lu_factor_singular_gives_nan():
     assert np.isnan(lu).all()
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
 @pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("form", ["p", "permute_l", "p_indices"])
-def test_lu(form, dtype, batch, rng):
+def test_lu(form, dtype, batch, opset, rng):
     a = stack("a", dtype, batch, (N, N))
     outputs = pt.linalg.lu(a, permute_l=form == "permute_l", p_indices=form == "p_indices")
-    compare([a], list(outputs), [general(rng, N, batch, dtype)], dtype)
+    compare([a], list(outputs), [general(rng, N, batch, dtype)], dtype, opset)
+
+
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 9])
+def test_factorization_solvers_sizes(n, static, rng):
+    # cho_solve, lu_factor/lu_solve and lu at n = 0, 1 and across one
+    # Cholesky block (8 columns), symbolic or static n, one batch dim.
+    a = stack("a", "float64", (2,), (n, n), static)
+    b = stack("b", "float64", (2,), (n, 2), static)
+    lu, piv = pt.linalg.lu_factor(a)
+    outputs = [
+        pt.linalg.cho_solve((pt.linalg.cholesky(a), True), b),
+        lu,
+        piv,
+        pt.linalg.lu_solve((lu, piv), b),
+        *pt.linalg.lu(a),
+    ]
+    values = [spd(rng, n, (2,)), rng.normal(size=(2, n, 2))]
+    compare([a, b], outputs, values, "float64")
+    compare([a, b], outputs[3:], [general(rng, n, (2,)), values[1]], "float64")
 
 
 @pytest.mark.parametrize("inverse", [True, False])

@@ -30,7 +30,7 @@ Value* rows_padded(const Ops& o, Value* b, bool padded);
 
 // The symmetric matrix whose lower (or upper) triangle is a's.
 Value* symmetric_from_triangle(const Ops& o, Value* a, Value* n, bool lower);
-// Lower Cholesky factor of symmetric a (n >= 1), NaN where a is not positive definite.
+// Lower Cholesky factor of symmetric a (n >= 0), NaN where a is not positive definite.
 Value* cholesky_lower(const Ops& o, Value* a, Value* n);
 // Inverses of lower (upper) triangular matrices; any n, inf/NaN where singular.
 Value* lower_triangular_inverse(const Ops& o, Value* l, Value* n);

@@ -375,9 +375,7 @@ std::vector<Value*> eigh_recipe(GraphBuilder& g, const std::vector<Value*>& in, 
   Value* back = nullptr;  // L^-T for the generalized problem
   if (in.size() > 1) {
     Value* bm = symmetric_from_triangle(o, flatten_batch(o, in[1], 2, batch, true), sq.n, lower);
-    const NonEmpty ne = non_empty(o, bm, sq.n);
-    Value* l_inverse = lower_triangular_inverse(o, cholesky_lower(o, ne.a, ne.n), ne.n);
-    if (ne.padded) l_inverse = leading_block(o, l_inverse, sq.n, sq.n);
+    Value* l_inverse = lower_triangular_inverse(o, cholesky_lower(o, bm, sq.n), sq.n);
     a = o.matmul(o.matmul(l_inverse, a), o.swap_last2(l_inverse));
     a = symmetric_from_triangle(o, a, sq.n, true);
     back = o.swap_last2(l_inverse);
