@@ -14,6 +14,7 @@ const std::vector<RecipeInfo>& all_recipes() {
     add_elementary_recipes(t);
     add_special_recipes(t);
     add_incomplete_gamma_recipes(t);
+    add_incomplete_gamma_inverse_recipes(t);
     add_bitwise_recipes(t);
     add_linalg_recipes(t);
     add_linalg_spectral_recipes(t);
