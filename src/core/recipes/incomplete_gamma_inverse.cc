@@ -134,8 +134,10 @@ Value* inverse_incomplete_gamma(const Ew& f, Value* a, Value* y, bool upper) {
   Value* lower = upper ? f.gt(y, 0.5) : f.lt(y, 0.5);
   Value* p = upper ? f.sub(1.0, y) : y;
   Value* q = upper ? y : f.sub(1.0, y);
-  Value* log_p = f.log(p);
-  Value* log_q = f.log(q);
+  // log(1 - y) by log1p: exact enough where 1 - y is not (the power law
+  // below uses log p in both branches).
+  Value* log_p = upper ? call(f, "log1p", {f.neg(y)}) : f.log(y);
+  Value* log_q = upper ? f.log(y) : call(f, "log1p", {f.neg(y)});
   Value* lgamma_a = call(f, "gammaln", {a});
 
   Value* smallest = power_law(f, a, log_p);
@@ -145,7 +147,7 @@ Value* inverse_incomplete_gamma(const Ew& f, Value* a, Value* y, bool upper) {
   // Gamma(a + 1) (1 - a x / (a + 1) + ...)); it also gives the roots that
   // underflow (p = 1e-300 at a = 1/2 is x = 8e-601), which the bounded steps
   // could not reach.
-  x = f.where(f.and_(lower, f.lt(smallest, 1e-30)), smallest, x);
+  x = f.where(f.lt(smallest, 1e-30), smallest, x);
 
   // y = 0 is x = 0 for P (x = inf for Q), y = 1 the other way round.
   Value* result = f.where(y_zero, upper ? kInf : 0.0, f.where(y_one, upper ? 0.0 : kInf, x));

@@ -92,8 +92,11 @@ Value* owens_t_small_a(const Ew& f, Value* h, Value* a) {
   return f.mul(f.mul(half_gaussian(f, h), f.mul(half, sum)), 1.0 / (2.0 * kPi));
 }
 
-// Q(x) = erfc(x / sqrt 2) / 2.
+// Q(x) = erfc(x / sqrt 2) / 2. x is clamped to [-40, 40] (Q(40) = 4e-350
+// is 0 in double): the erfc recipe gives NaN at some huge arguments
+// (erfc(-4.95e7), erfc(1e50)).
 Value* normal_sf(const Ew& f, Value* x) {
+  x = f.max(f.min(x, f.c(40.0)), f.c(-40.0));
   return f.mul(build_recipe_named(f.g(), "erfc", {f.mul(x, kInvSqrt2)}, {})[0], 0.5);
 }
 
