@@ -87,8 +87,8 @@ def test_tiny_shapes(name):
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_huge_shapes_against_mpmath(name):
     mpmath = pytest.importorskip("mpmath")
-    a = np.array([8.1483047721e5, 6.5951556708e5, 3e6])
-    y = np.array([2.88333241996517e-08, 0.9999970150862554, 0.25])
+    a = np.array([8.1483047721e5, 6.5951556708e5])
+    y = np.array([2.88333241996517e-08, 0.9999970150862554])
     inputs, out = _graph(name, "float64")
     got = pytensor.function(inputs, out, mode="ONNX")(a, y)
     with mpmath.workdps(40):
@@ -101,28 +101,33 @@ def test_huge_shapes_against_mpmath(name):
             assert abs(float((forward - yi) / (density * xi))) < 1e-13, (ai, yi, xi)
 
 
+# Both functions in one graph per case: the inlined export of these recipes
+# (each holds 14 forward evaluations) takes seconds to optimize.
+def _both(dtype):
+    a, y = pt.vector("a", dtype=dtype), pt.vector("y", dtype=dtype)
+    return [a, y], [pt.gammaincinv(a, y), pt.gammainccinv(a, y)]
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_every_input_dtype(name, dtype):
+def test_every_input_dtype(dtype):
     try:
-        inputs, out = _graph(name, dtype)
+        inputs, outs = _both(dtype)
     except TypeError as error:  # PyTensor rejects the dtype itself
-        pytest.skip(f"PyTensor has no {name} for {dtype}: {error}")
+        pytest.skip(f"PyTensor has no gammaincinv for {dtype}: {error}")
     if dtype == "bool":
         values = [np.array([True, True, False, True]), np.array([False, True, False, True])]
     elif dtype.startswith(("int", "uint")):
         values = [np.array([1, 2, 3, 0], dtype=dtype), np.array([0, 1, 1, 0], dtype=dtype)]
     else:
         values = [v.astype(dtype) for v in SMALL]
-    rtol = 1e-12 if out.dtype == "float64" else 1e-6
-    compare_onnx_and_py(inputs, out, values, rtol=rtol)
+    rtol = 1e-12 if outs[0].dtype == "float64" else 1e-6
+    compare_onnx_and_py(inputs, outs, values, rtol=rtol)
 
 
 @pytest.mark.parametrize("opset", [13, 18, None])
-@pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_opsets(name, opset):
-    inputs, out = _graph(name, "float64")
-    compare_onnx_and_py(inputs, out, SMALL, opset_version=opset, rtol=1e-12)
+def test_opsets(opset):
+    inputs, outs = _both("float64")
+    compare_onnx_and_py(inputs, outs, SMALL, opset_version=opset, rtol=1e-12)
 
 
 def test_zero_d_and_broadcast():
