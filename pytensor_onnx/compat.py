@@ -21,6 +21,7 @@ versions themselves.
 | linear-algebra Ops | modules ``nlinalg``/``slinalg`` | | package ``pytensor.tensor.linalg`` (``nlinalg``/``slinalg`` deprecated aliases) |
 | ``Eigh`` props | ``UPLO`` ("L"/"U") | | ``lower`` (bool), ``driver`` |
 | ``EighGrad``/``EigvalshGrad`` Ops | exist | | removed (gradients are graphs) |
+| ``pt.linalg.eigh`` of a stack of matrices | refused (``Eigh.make_node`` asserts a matrix) | | ``Blockwise`` |
 | tridiagonal LU Ops | absent | | ``LUFactorTridiagonal``/``SolveLUFactorTridiagonal`` |
 | ``Lstsq`` | ``Op`` with inputs ``(a, b, rcond)``, outputs ``(x, residuals, rank, s)`` | | same |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
@@ -182,6 +183,20 @@ def eigh_lower(op) -> bool:
     if hasattr(op, "UPLO"):
         return op.UPLO == "L"
     return bool(getattr(op, "lower", True))
+
+
+def _eigh_takes_batches() -> bool:
+    from pytensor.tensor import linalg, tensor3
+
+    try:
+        linalg.eigh(tensor3("a"))
+    except AssertionError:  # 2.38's Eigh.make_node asserts a matrix
+        return False
+    return True
+
+
+#: Whether ``pt.linalg.eigh`` takes stacks of matrices (3.x wraps it in ``Blockwise``).
+EIGH_TAKES_BATCHES = _eigh_takes_batches()
 
 #: Whether ``Join`` and ``Split`` keep their axis as a static Op property
 #: (3.3+) instead of a graph input.

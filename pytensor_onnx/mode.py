@@ -7,6 +7,7 @@ from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 from pytensor.tensor.rewriting.basic import constant_folding
 
 from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC
+from pytensor_onnx import rewriting  # noqa: F401  (registers the "onnx" rewrites)
 from pytensor_onnx.linker import ONNXLinker
 
 #: PyTensor rewrites left out of the ONNX rewrite set: their cost is far

@@ -234,12 +234,19 @@ def _nonzero(op, node, g, a):
 
 @onnx_funcify.register(Unique)
 def _unique(op, node, g, x):
-    if op.axis is not None and x.rank > 1:
-        raise NotImplementedError(
-            f"Unique along an axis of a {x.rank}-D tensor (node: {node}) has no ONNX conversion yet; "
-            "unique of the flattened tensor (axis=None) or of a vector is supported"
-        )
-    values, first, inverse, counts = g.recipe("unique", g.op("Reshape", x, int64_const(g, [-1])))
+    if op.axis is None or x.rank <= 1:
+        values, first, inverse, counts = g.recipe("unique", g.op("Reshape", x, int64_const(g, [-1])))
+    else:
+        # np.unique(axis=...): the slices along the axis are the rows of the
+        # tensor with that axis first and the others flattened; the recipe
+        # orders them lexicographically. Their first occurrences pick the
+        # unique slices from x itself (no reshape back, empty axes are fine).
+        axis = op.axis + x.rank if op.axis < 0 else op.axis
+        if not 0 <= axis < x.rank:
+            raise NotImplementedError(f"Unique: axis {op.axis} is out of range for a {x.rank}-D tensor (node: {node})")
+        moved = x if axis == 0 else g.op("Transpose", x, perm=[axis, *(a for a in range(x.rank) if a != axis)])
+        _, first, inverse, counts = g.recipe("unique", g.op("Flatten", moved, axis=1))
+        values = g.op("Gather", x, first, axis=axis)
     outputs = [values]
     if op.return_index:
         outputs.append(first)
@@ -248,4 +255,3 @@ def _unique(op, node, g, x):
     if op.return_counts:
         outputs.append(counts)
     return outputs
-

@@ -20,8 +20,8 @@ float64 and cast to the RV's dtype.
 
 How a NumPy ``Generator`` becomes a state and back, for mode ONNX and
 export, is in ``rng_state`` / ``state_generator`` (see docs/semantics.md).
-Distributions without a rule here (von Mises, hypergeometric, ...) fall
-to ``onnx_funcify``'s default: NotImplementedError naming the Op and node.
+Distributions without a rule here fall to ``onnx_funcify``'s default:
+NotImplementedError naming the Op and node.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from pytensor.tensor.random.basic import (
     GumbelRV,
     HalfCauchyRV,
     HalfNormalRV,
+    HyperGeometricRV,
     IntegersRV,
     InvGammaRV,
     LaplaceRV,
@@ -62,6 +63,7 @@ from pytensor.tensor.random.basic import (
     TriangularRV,
     TruncExponentialRV,
     UniformRV,
+    VonMisesRV,
     WaldRV,
     WeibullRV,
 )
@@ -69,7 +71,7 @@ from pytensor.tensor.random.type import RandomType
 from pytensor.tensor.type_other import NoneTypeT
 
 from pytensor_onnx.dispatch.basic import onnx_funcify, onnx_typify
-from pytensor_onnx.dispatch.shape import _reshape_with_zero_sizes
+from pytensor_onnx.dispatch.shape import _reshape_with_zero_sizes, guarded
 
 #: The key that turns a seed into a node key: the first key of the Squares
 #: paper's key list (keys.h of its reference code).
@@ -267,14 +269,6 @@ def _last_dim(g, x):
     return g.op("Slice", g.op("Shape", x), _i64(g, [-1]), _i64(g, [np.iinfo(np.int64).max]))
 
 
-def _leading_length(g, op, x):
-    """How many items a permutation/choice draws from: ``x`` itself for an
-    integer (``arange(x)``), else its first dim; int64 [1]."""
-    if op.ndims_params[0] == 0:
-        return g.op("Reshape", g.cast(x, "int64"), _i64(g, [1]))
-    return g.op("Slice", g.op("Shape", x), _i64(g, [0]), _i64(g, [1]))
-
-
 def _as_float(g, value):
     return g.cast(value, "float64")
 
@@ -401,6 +395,37 @@ def _full(g, shape, value):
     return g.op("Expand", _f64(g, value), shape)
 
 
+def _rejection_loop(g, stream, shape, rank, name, propose, done=None, fill=np.nan):
+    """Vectorised rejection sampling of ``shape``: a Loop whose every round
+    draws a proposal for all elements, ``propose(body, inner_stream) ->
+    (candidate, accept)``, and keeps each element's first accepted candidate;
+    it stops when all are accepted (at most ``_MAX_ROUNDS`` rounds; an element
+    never accepted keeps ``fill``). ``done`` marks elements to skip."""
+    body = g.subgraph(name)
+    body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    counter = body.input("counter", "uint64", [1])
+    result = body.input("result", "float64", [None] * rank)
+    accepted = body.input("done", "bool", [None] * rank)
+    inner = stream.inside(body, counter)
+    b = body
+    candidate, accept = propose(b, inner)
+    result = b.op("Where", b.op("And", accept, b.op("Not", accepted)), candidate, result)
+    accepted = b.op("Or", accepted, accept)
+    pending = b.op("ReduceSum", b.cast(b.op("Not", accepted), "int64"), keepdims=0)
+    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
+    b.output(inner.counter, "counter_out")
+    b.output(result, "result_out")
+    b.output(accepted, "done_out")
+    if done is None:
+        done = g.op("Less", _full(g, shape, 0.0), _f64(g, 0.0))
+    stream.counter, result, _ = g.op(
+        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, fill), done,
+        body=body, outputs=3,
+    )
+    return result
+
+
 def _standard_gamma(g, stream, shape, rank, alpha):
     """Gamma(alpha, 1) draws of ``shape`` (``alpha`` float64, broadcastable to
     it). Marsaglia & Tsang, "A simple method for generating gamma variables",
@@ -412,36 +437,18 @@ def _standard_gamma(g, stream, shape, rank, alpha):
     d = g.op("Sub", g.op("Where", small, g.op("Add", alpha, _f64(g, 1.0)), alpha), _f64(g, 1.0 / 3.0))
     c = g.op("Reciprocal", g.op("Sqrt", g.op("Mul", _f64(g, 9.0), d)))
 
-    body = g.subgraph("gamma_rejection")
-    body.input("iteration", "int64", [])
-    body.input("condition", "bool", [])
-    counter = body.input("counter", "uint64", [1])
-    result = body.input("result", "float64", [None] * rank)
-    done = body.input("done", "bool", [None] * rank)
-    inner = stream.inside(body, counter)
-    z, u = inner.normal(shape), inner.uniform(shape)
-    b = body
-    v = b.op("Add", _f64(b, 1.0), b.op("Mul", c, z))
-    v = b.op("Mul", b.op("Mul", v, v), v)
-    positive = b.op("Greater", v, _f64(b, 0.0))
-    log_v = b.op("Log", b.op("Where", positive, v, _f64(b, 1.0)))
-    # accept when log u < z**2 / 2 + d (1 - v + log v)
-    bound = b.op("Add", b.op("Mul", _f64(b, 0.5), b.op("Mul", z, z)),
-                 b.op("Mul", d, b.op("Add", b.op("Sub", _f64(b, 1.0), v), log_v)))
-    accept = b.op("And", positive, b.op("Less", b.op("Log", u), bound))
-    result = b.op("Where", b.op("And", accept, b.op("Not", done)), b.op("Mul", d, v), result)
-    done = b.op("Or", done, accept)
-    pending = b.op("ReduceSum", b.cast(b.op("Not", done), "int64"), keepdims=0)
-    b.output(b.op("Greater", pending, _i64(b, 0)), "continue")
-    b.output(inner.counter, "counter_out")
-    b.output(result, "result_out")
-    b.output(done, "done_out")
+    def propose(b, inner):
+        z, u = inner.normal(shape), inner.uniform(shape)
+        v = b.op("Add", _f64(b, 1.0), b.op("Mul", c, z))
+        v = b.op("Mul", b.op("Mul", v, v), v)
+        positive = b.op("Greater", v, _f64(b, 0.0))
+        log_v = b.op("Log", b.op("Where", positive, v, _f64(b, 1.0)))
+        # accept when log u < z**2 / 2 + d (1 - v + log v)
+        bound = b.op("Add", b.op("Mul", _f64(b, 0.5), b.op("Mul", z, z)),
+                     b.op("Mul", d, b.op("Add", b.op("Sub", _f64(b, 1.0), v), log_v)))
+        return b.op("Mul", d, v), b.op("And", positive, b.op("Less", b.op("Log", u), bound))
 
-    nothing_done = g.op("Less", _full(g, shape, 0.0), _f64(g, 0.0))
-    stream.counter, result, _ = g.op(
-        "Loop", _i64(g, _MAX_ROUNDS), g.const(np.array(True)), stream.counter, _full(g, shape, np.nan),
-        nothing_done, body=body, outputs=3,
-    )
+    result = _rejection_loop(g, stream, shape, rank, "gamma_rejection", propose)
     boost = g.op("Pow", stream.uniform(shape), g.op("Reciprocal", alpha))
     return g.op("Where", small, g.op("Mul", result, boost), result)
 
@@ -677,53 +684,80 @@ def _multinomial(op, node, g, rng, size, n, p):
     return stream.state, g.cast(counts, _out_dtype(node))
 
 
-def _unbatched(op, node):
-    if node.outputs[1].type.ndim - op.ndim_supp or not isinstance(node.inputs[1].type, NoneTypeT):
-        raise NotImplementedError(
-            f"No ONNX conversion for batched {op.name!r} ({type(op).__name__}, node: {node}): "
-            "only draws without batch dimensions or size convert."
-        )
+def _population(g, op, x):
+    """How many items a permutation/choice draws from, int64 [1]: the value
+    of an integer ``x`` (``arange(x)``; batched, its equal entries), else the
+    first core dim of ``x``."""
+    if op.ndims_params[0] == 0:
+        flat = g.op("Reshape", g.cast(x, "int64"), _i64(g, [-1]))
+        return g.op("Slice", flat, _i64(g, [0]), _i64(g, [1]))
+    first_core = x.rank - op.ndims_params[0]
+    return g.op("Slice", g.op("Shape", x), _i64(g, [first_core]), _i64(g, [first_core + 1]))
+
+
+def _dims_from(g, x, start):
+    """The dims of ``x`` from ``start`` on (int64, maybe empty)."""
+    return g.op("Slice", g.op("Shape", x), _i64(g, [start]), _i64(g, [x.rank]))
 
 
 def _order(g, keys, count, largest):
-    """Indices of the ``count`` largest (or smallest) keys, in order."""
-    return g.op("TopK", keys, g.op("Reshape", count, _i64(g, [1])), axis=0, largest=int(largest), sorted=1,
-                outputs=2)[1]
+    """Indices of the ``count`` largest (or smallest) keys along the last axis, in order."""
+    return g.op("TopK", keys, count, axis=-1, largest=int(largest), sorted=1, outputs=2)[1]
+
+
+def _take_items(g, op, x, batch, batch_ndim, order):
+    """The items ``order`` (batch dims, then the picks) of ``x`` per batch
+    entry: ``order`` itself for an integer ``x``, else the slices of ``x``
+    along its first core axis (``x`` broadcast to the batch first)."""
+    core = op.ndims_params[0]
+    if core == 0:
+        return order
+    first_core = x.rank - core
+    x = g.op("Expand", x, g.op("Concat", batch, _dims_from(g, x, first_core), axis=0))
+    rest = _dims_from(g, x, batch_ndim + 1)
+    if core > 1:
+        order = g.op("Unsqueeze", order, axes=list(range(batch_ndim + 1, batch_ndim + core)))
+    count = g.op("Slice", g.op("Shape", order), _i64(g, [batch_ndim]), _i64(g, [batch_ndim + 1]))
+    order = g.op("Expand", order, g.op("Concat", batch, count, rest, axis=0))
+    return g.op("GatherElements", x, order, axis=batch_ndim)
 
 
 @_register(PermutationRV)
 def _permutation(op, node, g, rng, size, x):
-    # sorting i.i.d. uniform keys gives a uniformly random order
-    _unbatched(op, node)
+    # sorting i.i.d. uniform keys gives a uniformly random order; each batch
+    # entry sorts its own keys
     stream = _Stream(g, rng)
-    length = _leading_length(g, op, x)
-    order = _order(g, stream.uniform(length), length, largest=False)
-    out = g.cast(order, _out_dtype(node)) if op.ndims_params[0] == 0 else g.op("Gather", x, order, axis=0)
-    return stream.state, out
+    batch_ndim = _rank(node) - op.ndim_supp
+    batch = _batch_shape(g, node, {"size": size, "dist": (x,)}, op.ndims_params)
+    length = _population(g, op, x)
+    order = _order(g, stream.uniform(g.op("Concat", batch, length, axis=0)), length, largest=False)
+    out = _take_items(g, op, x, batch, batch_ndim, order)
+    return stream.state, g.cast(out, _out_dtype(node))
 
 
 @_register(ChoiceWithoutReplacement)
 def _choice_without_replacement(op, node, g, rng, size, a, *rest):
     # the first draws of a random order; with p, the Gumbel-top-k trick:
     # the k largest log p + Gumbel keys are a weighted draw without replacement
-    # (Vieira 2014; Kool et al., ICML 2019)
-    _unbatched(op, node)
+    # (Vieira 2014; Kool et al., ICML 2019). Each batch entry draws its own.
     p, core_shape = rest if len(rest) == 2 else (None, rest[0])
     stream = _Stream(g, rng)
-    population = _leading_length(g, op, a)
+    batch_ndim = _rank(node) - op.ndim_supp
+    params = (a,) if p is None else (a, p)
+    batch = _batch_shape(g, node, {"size": size, "dist": params}, op.ndims_params[: len(params)])
     core_shape = g.cast(core_shape, "int64")
-    count = g.op("Size", g.op("ConstantOfShape", core_shape))
-    u = stream.uniform(population)
+    for _ in range(core_shape.rank - 1):  # batched core shapes are all equal (PyTensor reads the first)
+        core_shape = g.op("Gather", core_shape, _i64(g, 0), axis=0)
+    count = g.op("Reshape", g.op("Size", g.op("ConstantOfShape", core_shape)), _i64(g, [1]))
+    u = stream.uniform(g.op("Concat", batch, _population(g, op, a), axis=0))
     if p is None:
         keys = u
     else:
         keys = g.op("Sub", g.op("Log", _as_float(g, p)), g.op("Log", g.op("Neg", g.op("Log", u))))
-    chosen = _order(g, keys, count, largest=True)
-    if op.ndims_params[0] == 0:
-        out = g.cast(_reshape(g, chosen, core_shape), _out_dtype(node))
-    else:
-        out = g.op("Gather", a, _reshape(g, chosen, core_shape), axis=0)
-    return stream.state, out
+    chosen = _take_items(g, op, a, batch, batch_ndim, _order(g, keys, count, largest=True))
+    item_dims = _dims_from(g, chosen, batch_ndim + 1)
+    out = _reshape(g, chosen, g.op("Concat", batch, core_shape, item_dims, axis=0))
+    return stream.state, g.cast(out, _out_dtype(node))
 
 
 def _psd_cholesky(g, cov, rank):
@@ -833,4 +867,101 @@ def _wald(op, node, g, rng, size, mean, scale):
     x = g.op("Add", mu, g.op("Div", g.op("Mul", mu, g.op("Sub", y, root)), g.op("Mul", _f64(g, 2.0), lam)))
     pick = g.op("LessOrEqual", stream.uniform(shape), g.op("Div", mu, g.op("Add", mu, x)))
     draws = g.op("Where", pick, x, g.op("Div", g.op("Mul", mu, mu), x))
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(VonMisesRV)
+def _vonmises(op, node, g, rng, size, mu, kappa):
+    """Best & Fisher's wrapped-Cauchy rejection sampler (Applied Statistics
+    28(2), 1979), the algorithm and constants of NumPy's random_vonmises:
+    kappa < 1e-8 is uniform on the circle, kappa < 1e-5 takes a second-order
+    expansion of s, kappa > 1e6 a wrapped normal of variance 1 / kappa. The
+    draw is wrapped into [-pi, pi] as NumPy wraps it."""
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (mu, kappa)}, (0, 0))
+    rank = _rank(node)
+    mu = _as_float(g, mu)
+    kappa = g.op("Add", _as_float(g, kappa), _full(g, shape, 0.0))
+    uniform = g.op("Less", kappa, _f64(g, 1e-8))
+    tiny = g.op("Less", kappa, _f64(g, 1e-5))
+    huge = g.op("Greater", kappa, _f64(g, 1e6))
+    safe = g.op("Where", uniform, _f64(g, 1.0), kappa)
+    r = g.op("Add", _f64(g, 1.0), g.op("Sqrt", g.op("Add", _f64(g, 1.0), g.op("Mul", _f64(g, 4.0), g.op("Mul", safe, safe)))))
+    rho = g.op("Div", g.op("Sub", r, g.op("Sqrt", g.op("Mul", _f64(g, 2.0), r))), g.op("Mul", _f64(g, 2.0), safe))
+    s_exact = g.op("Div", g.op("Add", _f64(g, 1.0), g.op("Mul", rho, rho)), g.op("Mul", _f64(g, 2.0), rho))
+    s = g.op("Where", tiny, g.op("Add", g.op("Reciprocal", safe), safe), s_exact)
+
+    def propose(b, inner):
+        z = b.op("Cos", b.op("Mul", _f64(b, np.pi), inner.uniform(shape)))
+        w = b.op("Div", b.op("Add", _f64(b, 1.0), b.op("Mul", s, z)), b.op("Add", s, z))
+        y = b.op("Mul", safe, b.op("Sub", s, w))
+        v = inner.uniform(shape)
+        # accept when y (2 - y) >= v or log(y / v) + 1 >= y (y > 0 where the
+        # first test fails; the Where keeps Log away from y <= 0)
+        first = b.op("GreaterOrEqual", b.op("Sub", b.op("Mul", y, b.op("Sub", _f64(b, 2.0), y)), v), _f64(b, 0.0))
+        ratio = b.op("Div", b.op("Where", b.op("Greater", y, _f64(b, 0.0)), y, v), v)
+        second = b.op("GreaterOrEqual", b.op("Sub", b.op("Add", b.op("Log", ratio), _f64(b, 1.0)), y), _f64(b, 0.0))
+        return w, b.op("Or", first, b.op("And", b.op("Greater", y, _f64(b, 0.0)), second))
+
+    # elements that need no rejection start (and stay) done
+    w = _rejection_loop(g, stream, shape, rank, "vonmises_rejection", propose, done=g.op("Or", uniform, huge), fill=0.0)
+    # the accepted W is cos of the angle; rounding can leave [-1, 1]
+    angle = g.recipe("acos", g.op("Max", g.op("Min", w, _f64(g, 1.0)), _f64(g, -1.0)))
+    negative = g.op("Less", stream.uniform(shape), _f64(g, 0.5))
+    angle = g.op("Where", negative, g.op("Neg", angle), angle)
+    normal = g.op("Mul", g.op("Sqrt", g.op("Reciprocal", safe)), stream.normal(shape))
+    angle = g.op("Where", huge, normal, angle)
+    draws = g.op("Add", angle, mu)
+    # NumPy's wrap: fmod(|x| + pi, 2 pi) - pi, with x's sign
+    wrapped = g.op("Sub", g.op("Mod", g.op("Add", g.op("Abs", draws), _f64(g, np.pi)), _f64(g, 2 * np.pi), fmod=1),
+                   _f64(g, np.pi))
+    draws = g.op("Where", g.op("Less", draws, _f64(g, 0.0)), g.op("Neg", wrapped), wrapped)
+    circle = g.op("Mul", _f64(g, np.pi), g.op("Sub", g.op("Mul", _f64(g, 2.0), stream.uniform(shape)), _f64(g, 1.0)))
+    draws = g.op("Where", uniform, circle, draws)
+    return stream.state, g.cast(draws, _out_dtype(node))
+
+
+@_register(HyperGeometricRV)
+def _hypergeometric(op, node, g, rng, size, ngood, nbad, nsample):
+    """Good items among ``nsample`` drawn without replacement from ``ngood``
+    good and ``nbad`` bad ones, drawn one at a time (exact; a Loop of
+    min(nsample, total - nsample) steps, the most any element needs: like
+    NumPy, a sample of more than half the items is drawn as the items left
+    out, whose good ones are subtracted from ngood)."""
+    stream = _Stream(g, rng)
+    shape = _batch_shape(g, node, {"size": size, "dist": (ngood, nbad, nsample)}, (0, 0, 0))
+    rank = _rank(node)
+    good = g.op("Add", _as_float(g, ngood), _full(g, shape, 0.0))
+    total = g.op("Add", good, _as_float(g, nbad))
+    sample = g.op("Add", _as_float(g, nsample), _full(g, shape, 0.0))
+    # NumPy raises for negative counts or a sample larger than the population
+    zero = _f64(g, 0.0)
+    valid = g.op("And", g.op("And", g.op("GreaterOrEqual", good, zero), g.op("GreaterOrEqual", total, good)),
+                 g.op("And", g.op("GreaterOrEqual", sample, zero), g.op("LessOrEqual", sample, total)))
+    sample = guarded(g, valid, sample)
+    flip = g.op("Greater", sample, g.op("Sub", total, sample))
+    steps = g.op("Where", flip, g.op("Sub", total, sample), sample)
+    most = _at_least_one_max(g, steps)
+
+    body = g.subgraph("hypergeometric_draws")
+    step = body.input("iteration", "int64", [])
+    body.input("condition", "bool", [])
+    counter = body.input("counter", "uint64", [1])
+    good_left = body.input("good_left", "float64", [None] * rank)
+    left = body.input("left", "float64", [None] * rank)
+    b = body
+    inner = stream.inside(body, counter)
+    active = b.op("Less", b.cast(step, "float64"), steps)
+    # the next item is good with probability good_left / left
+    is_good = b.op("And", active, b.op("Less", b.op("Mul", inner.uniform(shape), left), good_left))
+    b.output(b.const(np.array(True)), "continue")
+    b.output(inner.counter, "counter_out")
+    b.output(b.op("Sub", good_left, b.cast(is_good, "float64")), "good_left_out")
+    b.output(b.op("Sub", left, b.cast(active, "float64")), "left_out")
+    stream.counter, good_left, _ = g.op(
+        "Loop", g.op("Squeeze", most, axes=[0]), g.const(np.array(True)), stream.counter, good, total,
+        body=body, outputs=3,
+    )
+    chosen = g.op("Sub", good, good_left)
+    draws = g.op("Where", flip, good_left, chosen)
     return stream.state, g.cast(draws, _out_dtype(node))

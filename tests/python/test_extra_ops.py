@@ -306,7 +306,62 @@ def test_unique_nan_inf_zero_and_empty(opset):
     compare_onnx_and_py([v], [*unique(v, return_counts=True, axis=0)], [np.array([3, 1, 3])], opset_version=opset)
 
 
-def test_unique_along_an_axis_of_a_matrix_is_not_implemented():
+def _with_repeated_slices(rng, shape, axis, dtype):
+    """A tensor of ``shape`` whose slices along ``axis`` repeat (drawn from three distinct ones)."""
+    base_shape = list(shape)
+    base_shape[axis] = 3
+    base = sample(rng, tuple(base_shape), dtype, low=-2, high=2)
+    return np.take(base, rng.integers(0, 3, size=shape[axis]), axis=axis)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_unique_along_each_axis_every_dtype(dtype, rng):
+    x = pt.tensor3("x", dtype=dtype)
+    value = _with_repeated_slices(rng, (5, 6, 3), 0, dtype)
+    outputs = []
+    for axis in (0, 1, 2, -1):
+        outputs += [unique(x, axis=axis), *unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)]
+    fn, _ = compare_onnx_and_py([x], outputs, [value])
+    assert Unique in op_types(fn)
+    for axis in (1, 2):
+        compare_onnx_and_py([x], outputs, [_with_repeated_slices(rng, (3, 7, 4), axis, dtype)])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_unique_along_an_axis_nan_inf_zero_and_unknown_dims(opset, rng):
+    # NaN sorts last in each column, a slice holding NaN is unique (NumPy
+    # compares slices without equal_nan), -0.0 equals 0.0.
     x = pt.matrix("x")
-    with pytest.raises(NotImplementedError, match="Unique along an axis"):
-        onnx_fn([x], unique(x, axis=0))
+    value = np.array([[np.nan, 1], [0.0, 2], [np.nan, 1], [-0.0, 2], [1, np.nan], [1, 0], [np.inf, -np.inf], [1, 0]])
+    outputs = [*unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True)]
+    outputs += [*unique(x, axis=1, return_index=True, return_inverse=True, return_counts=True)]
+    fn, _ = compare_onnx_and_py([x], outputs, [value], opset_version=opset)
+    assert Unique in op_types(fn)
+    # More columns than the unrolled sort takes (a Loop over the columns).
+    wide = _with_repeated_slices(rng, (9, 12), 0, "float64")
+    compare_onnx_and_py([x], outputs, [wide], opset_version=opset)
+    # Static columns (the unrolled sort), unknown rows.
+    y = pt.tensor("y", shape=(None, 3), dtype="int32")
+    compare_onnx_and_py([y], [*unique(y, axis=0, return_index=True, return_inverse=True, return_counts=True)],
+                        [_with_repeated_slices(rng, (10, 3), 0, "int32")], opset_version=opset)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3)])
+def test_unique_along_an_axis_of_empty_tensors(shape):
+    x = pt.tensor("x", shape=(None,) * len(shape))
+    for axis in range(len(shape)):
+        outputs = [*unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)]
+        compare_onnx_and_py([x], outputs, [np.zeros(shape)])
+
+
+def test_unique_along_an_axis_orders_signed_and_unsigned_numbers():
+    # Lexicographic order by value, not by bytes: negatives before positives,
+    # large unsigned values last.
+    x = pt.matrix("x", dtype="int16")
+    value = np.array([[-1, 5], [300, -2], [-300, 7], [-1, 4], [300, -2]], dtype="int16")
+    compare_onnx_and_py([x], [*unique(x, axis=0, return_inverse=True)], [value])
+    u = pt.matrix("u", dtype="uint64")
+    big = np.array([[2**63 + 1, 0], [1, 2], [2**63 + 1, 0], [1, 1]], dtype="uint64")
+    compare_onnx_and_py([u], [*unique(u, axis=0, return_index=True, return_counts=True)], [big])
+
+

@@ -2,7 +2,7 @@
 converts, in mode ONNX and as exported models, against PyTensor's
 pure-Python reference (docs/testing.md).
 
-Budget: FUZZ_EXAMPLES graphs per test (default 25; 6 tests), reproducible
+Budget: FUZZ_EXAMPLES graphs per test (default 25; 9 tests), reproducible
 draws unless FUZZ_SEED is set (``make fuzz`` sets a fresh one per batch). A
 failure is shrunk by Hypothesis and written to tests/python/fuzz_cases/,
 which test_fuzz_regressions.py replays.
@@ -31,6 +31,9 @@ FOCUS = {
     "shape": ["shape"],
     "subtensor": ["subtensor"],
     "tensor_basic": ["tensor_basic"],
+    "special_functions": ["special_functions"],
+    "linalg": ["linalg"],
+    "control": ["control"],
 }
 
 

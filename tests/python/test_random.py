@@ -12,6 +12,8 @@ import pytest
 from scipy import stats
 
 import pytensor_onnx
+from pytensor.tensor.random.op import RandomVariable
+
 from pytensor_onnx.compat import random_draws
 from pytensor_onnx.dispatch.random import rng_state, squares32, state_generator
 
@@ -437,12 +439,26 @@ def test_export_function_takes_rng_as_seed_input():
     assert stats.kstest(a, stats.norm(10.0, 2.0).cdf).pvalue > P_MIN
 
 
+class NoRuleRV(RandomVariable):
+    """A distribution without an ONNX rule (every one of PyTensor's has one)."""
+
+    name = "no_rule"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("NoRule", "\\operatorname{NoRule}")
+
+    @classmethod
+    def rng_fn(cls, rng, loc, scale, size):
+        return rng.normal(loc, scale, size=size)
+
+
+_no_rule = NoRuleRV()
+
+
 @pytest.mark.parametrize(
     "make_rv, name",
     [
-        (lambda r: random_draws(pt.random.vonmises, 0.0, 1.0, size=(3,), rng=r), "vonmises"),
-        (lambda r: random_draws(pt.random.hypergeometric, 5, 5, 3, size=(3,), rng=r), "hypergeometric"),
-        (lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r), "batched 'permutation'"),
+        (lambda r: random_draws(_no_rule, 0.0, 1.0, size=(3,), rng=r), "NoRuleRV"),
     ],
 )
 def test_unsupported_distribution_names_it(make_rv, name):
@@ -450,3 +466,202 @@ def test_unsupported_distribution_names_it(make_rv, name):
     _, draws = make_rv(rng)
     with pytest.raises(NotImplementedError, match=name):
         pytensor.function([], draws, mode="ONNX")
+
+
+def _centred_on_circle(draws, mu):
+    """Draws around ``mu`` wrapped into [-pi, pi) (what the von Mises cdf of loc 0 covers)."""
+    return np.mod(draws - mu + np.pi, 2 * np.pi) - np.pi
+
+
+@pytest.mark.parametrize("mu, kappa", [(0.0, 2.0), (2.5, 0.3), (-1.0, 40.0), (3.0, 1e-6), (0.5, 1e-9), (-2.0, 4e6)])
+def test_vonmises_ks(mu, kappa):
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.vonmises, mu, kappa, size=(N,), rng=r))
+    assert "BitShift" in onnx_op_types(fn)
+    first, second = fn(), fn()
+    for draws in (first, second):
+        assert draws.shape == (N,) and draws.dtype == "float64"
+        assert np.all(np.abs(draws) <= np.pi)
+        if kappa < 1e-8:
+            assert stats.kstest(draws, stats.uniform(-np.pi, 2 * np.pi).cdf).pvalue > P_MIN
+        else:
+            assert stats.kstest(_centred_on_circle(draws, mu), stats.vonmises(kappa).cdf).pvalue > P_MIN
+    assert not np.array_equal(first, second)
+
+
+def test_vonmises_batched_parameters_and_float32():
+    mu = np.array([-3.0, 0.0, 3.0])
+    kappa = np.array([[0.5], [8.0]])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.vonmises, mu, kappa, size=(N // 4, 2, 3), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 4, 2, 3)
+    for i, k in enumerate(kappa[:, 0]):
+        for j, m in enumerate(mu):
+            assert stats.kstest(_centred_on_circle(draws[:, i, j], m), stats.vonmises(k).cdf).pvalue > P_MIN
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.vonmises, np.float32(1.0), np.float32(3.0), size=(N,), rng=r,
+                                           dtype="float32"))
+    draws = fn()
+    assert draws.dtype == "float32"
+    assert stats.kstest(_centred_on_circle(draws.astype("float64"), 1.0), stats.vonmises(3.0).cdf).pvalue > P_MIN
+
+
+def finite_chi_square_pvalue(draws, dist, low, high):
+    """Chi-square over the support low..high, values expected fewer than 5
+    times pooled into one bin."""
+    values = np.arange(low, high + 1)
+    expected = dist.pmf(values) * len(draws)
+    counts = np.array([(draws == v).sum() for v in values])
+    assert counts.sum() == len(draws)
+    keep = expected >= 5
+    counts = np.append(counts[keep], counts[~keep].sum())
+    expected = np.append(expected[keep], expected[~keep].sum())
+    if expected[-1] == 0:
+        counts, expected = counts[:-1], expected[:-1]
+    return stats.chisquare(counts, expected * len(draws) / expected.sum()).pvalue
+
+
+@pytest.mark.parametrize("ngood, nbad, nsample", [(10, 5, 7), (7, 30, 20), (200, 300, 60), (4, 0, 3), (0, 6, 2),
+                                                  (5, 5, 0), (5, 5, 10)])
+def test_hypergeometric_chi_square(ngood, nbad, nsample):
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.hypergeometric, ngood, nbad, nsample, size=(N,), rng=r))
+    assert "BitShift" in onnx_op_types(fn)
+    draws = fn()
+    assert draws.dtype == "int64"
+    dist = stats.hypergeom(ngood + nbad, ngood, nsample)
+    low, high = max(0, nsample - nbad), min(nsample, ngood)
+    assert low <= draws.min() and draws.max() <= high
+    if low == high:
+        assert np.all(draws == low)
+    else:
+        assert finite_chi_square_pvalue(draws, dist, low, high) > P_MIN
+
+
+def test_hypergeometric_batched_parameters():
+    ngood = np.array([3, 40, 8])
+    nsample = np.array([[2], [30]])
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.hypergeometric, ngood, 45, nsample, size=(N // 4, 2, 3), rng=r))
+    draws = fn()
+    assert draws.shape == (N // 4, 2, 3)
+    for i, n in enumerate(nsample[:, 0]):
+        for j, good in enumerate(ngood):
+            dist = stats.hypergeom(good + 45, good, n)
+            assert finite_chi_square_pvalue(draws[:, i, j], dist, max(0, n - 45), min(n, good)) > P_MIN
+
+
+@pytest.mark.parametrize("ngood, nbad, nsample", [(3, 4, 8), (-1, 4, 2), (3, -1, 1), (3, 4, -1)])
+def test_hypergeometric_bad_parameters_fail_at_run_time(ngood, nbad, nsample):
+    # NumPy raises (ValueError); the model fails instead of drawing.
+    good = pt.lscalar("good")
+    rng = pytensor.shared(np.random.default_rng(1))
+    _, draws = random_draws(pt.random.hypergeometric, good, nbad, nsample, size=(4,), rng=rng)
+    reference = pytensor.function([good], draws, mode="FAST_COMPILE")
+    with pytest.raises(ValueError):
+        reference(ngood)
+    fn = pytensor.function([good], draws, mode="ONNX")
+    with pytest.raises(Exception, match="(?i)index|invalid|out of"):
+        fn(ngood)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_vonmises_and_hypergeometric_opsets(opset):
+    rng = pytensor.shared(np.random.default_rng(3))
+    _, angles = random_draws(pt.random.vonmises, 1.0, 2.0, size=(N,), rng=rng)
+    _, goods = random_draws(pt.random.hypergeometric, 9, 12, 10, size=(N,), rng=rng)
+    fn = pytensor_onnx.compile_onnx([], [angles, goods], opset_version=opset)
+    angles, goods = fn()
+    assert stats.kstest(_centred_on_circle(angles, 1.0), stats.vonmises(2.0).cdf).pvalue > P_MIN
+    assert finite_chi_square_pvalue(goods, stats.hypergeom(21, 9, 10), 0, 9) > P_MIN
+
+
+def _vectorized_draws(make_rv, core_value, batch_value):
+    """``make_rv(rng, param)`` with a core-shaped parameter, vectorized over a
+    batched one (how PyTensor batches RVs whose helper takes no batch)."""
+    from pytensor.graph.replace import vectorize_graph
+
+    rng = pytensor.shared(np.random.default_rng(5))
+    core = pt.tensor("core", dtype=core_value.dtype, shape=(None,) * core_value.ndim)
+    next_rng, draws = make_rv(rng, core)
+    next_rng, draws = vectorize_graph([next_rng, draws], {core: pt.constant(batch_value)})
+    return rng, next_rng, draws
+
+
+def test_batched_permutation():
+    # size batch: each row its own uniformly random order of 0..3 (the
+    # node's type says (2400, 4); PyTensor's own perform cannot batch an
+    # integer permutation by size and fails)
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.permutation, 4, size=(2400,), rng=r))
+    rows = fn()
+    assert rows.shape == (2400, 4)
+    assert (np.sort(rows, axis=1) == np.arange(4)).all()
+    counts = np.unique(rows, axis=0, return_counts=True)[1]
+    assert len(counts) == 24 and stats.chisquare(counts).pvalue > P_MIN
+    # size batch of a matrix: each entry a row permutation of x
+    x = np.arange(12.0).reshape(4, 3)
+    fn, _ = draw_fn(lambda r: random_draws(pt.random.permutation, x, size=(500,), rng=r))
+    draws = fn()
+    assert draws.shape == (500, 4, 3)
+    assert (np.sort(draws[:, :, 0], axis=1) == x[:, 0]).all()
+    np.testing.assert_array_equal(draws - draws[:, :, :1], np.broadcast_to([0.0, 1.0, 2.0], draws.shape))
+    first = np.bincount((draws[:, 0, 0] // 3).astype(int), minlength=4)
+    assert stats.chisquare(first).pvalue > P_MIN
+
+
+def test_vectorized_permutation_of_batched_vectors():
+    values = np.stack([np.arange(5.0) + 10 * i for i in range(3)])
+    rng, next_rng, draws = _vectorized_draws(
+        lambda r, v: random_draws(pt.random.permutation, v, rng=r), np.zeros(5), values
+    )
+    assert draws.owner.op.ndims_params == [1]
+    fn = pytensor.function([], draws, updates={rng: next_rng}, mode="ONNX")
+    seen = np.array([fn() for _ in range(1200)])
+    assert seen.shape == (1200, 3, 5)
+    np.testing.assert_array_equal(np.sort(seen, axis=-1), np.broadcast_to(values, seen.shape))
+    for row in range(3):
+        first = np.bincount(((seen[:, row, 0] - 10 * row)).astype(int), minlength=5)
+        assert stats.chisquare(first).pvalue > P_MIN
+    # rows draw independently of each other
+    assert not (seen[:, 0] == seen[:, 1] - 10).all()
+
+
+def test_batched_choice_without_replacement():
+    # a batch of weights: each row draws its own 2 of 4 items, without replacement
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]])
+    rng, next_rng, draws = _vectorized_draws(
+        lambda r, w: random_draws(pt.random.choice, np.arange(4) * 10, size=(2,), replace=False, p=w, rng=r),
+        np.full(4, 0.25), p,
+    )
+    fn = pytensor.function([], draws, updates={rng: next_rng}, mode="ONNX")
+    seen = np.array([fn() for _ in range(2000)])
+    assert seen.shape == (2000, 2, 2)
+    assert (seen[:, :, 0] != seen[:, :, 1]).all()
+    for row in range(2):
+        first = np.bincount(seen[:, row, 0] // 10, minlength=4)
+        assert stats.chisquare(first, p[row] * len(seen)).pvalue > P_MIN
+    # batched populations (rows of a matrix), no weights
+    a = np.arange(15.0).reshape(3, 5)
+    rng, next_rng, draws = _vectorized_draws(
+        lambda r, v: random_draws(pt.random.choice, v, size=(3,), replace=False, rng=r), np.zeros(5), a
+    )
+    fn = pytensor.function([], draws, updates={rng: next_rng}, mode="ONNX")
+    seen = np.array([fn() for _ in range(1000)])
+    assert seen.shape == (1000, 3, 3)
+    for row in range(3):
+        assert np.isin(seen[:, row], a[row]).all()
+        assert all(len(set(draw)) == 3 for draw in seen[:, row].tolist())
+        first = np.bincount((seen[:, row, 0] - 5 * row).astype(int), minlength=5)
+        assert stats.chisquare(first).pvalue > P_MIN
+
+
+@pytest.mark.parametrize(
+    "make_rv",
+    [
+        lambda r: random_draws(pt.random.permutation, np.ones((2, 3)), size=(2,), rng=r),
+        lambda r: random_draws(pt.random.permutation, np.ones((4, 0)), size=(2,), rng=r),
+        lambda r: random_draws(pt.random.choice, np.ones((5, 2)), size=(3,), replace=False, rng=r),
+        lambda r: random_draws(pt.random.choice, 6, size=(2, 2), replace=False, rng=r),
+    ],
+)
+def test_batched_permutation_and_choice_shapes_match_pytensor(make_rv):
+    fn, _ = draw_fn(make_rv)
+    ref = pytensor.function([], make_rv(pytensor.shared(np.random.default_rng(0)))[1], mode="FAST_COMPILE")
+    got, want = fn(), ref()
+    assert got.shape == want.shape and got.dtype == want.dtype

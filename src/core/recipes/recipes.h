@@ -56,7 +56,8 @@ std::optional<std::vector<Value*>> einsum_guarding_empty(GraphBuilder& g, const 
 // have no other empty axis, and whether `g` builds such a branch.
 inline constexpr const char* kNonemptyBranch = "nonempty_input";
 bool builds_for_nonempty_input(const GraphBuilder& g);
-// np.unique of a 1-D x: {values, first-occurrence index, inverse, counts}.
+// np.unique of a 1-D x: {values, first-occurrence index, inverse, counts}; of a
+// 2-D x the same for its rows (np.unique(x, axis=0)).
 std::vector<Value*> unique(GraphBuilder& g, Value* x);
 
 }  // namespace pytensor_onnx::recipes

@@ -19,6 +19,16 @@
 // the one before it. The first element of a group in the stable order is the
 // value's first occurrence in the input.
 //
+// Unique rows (np.unique(axis=...) after moving the axis first and
+// flattening the rest): NumPy views each row as one structured element and
+// sorts them field by field, so rows are ordered lexicographically, each
+// column in NumPy's sort order (NaN after numbers), stably when return_index
+// is asked. The recipe sorts stably by every column from the last to the
+// first (a least-significant-first radix sort), which gives that order. Two
+// rows are equal when every column compares equal, so a row holding NaN
+// equals no other row (structured equality has no equal_nan): it forms its
+// own group, as in NumPy.
+//
 // Prefix products: CumProd exists from opset 26. Before, the product is a
 // log-depth (Hillis-Steele) scan: step s multiplies each element by the one
 // s places before it (1 where there is none), for s = 1, 2, 4, ...
@@ -233,16 +243,56 @@ Value* cumprod(GraphBuilder& g, Value* x, int64_t axis) {
   return dtype == DType::Bool ? g.cast(y, DType::Bool) : y;
 }
 
+namespace {
+
+// Stable lexicographic order of the rows of a 2-D x (see the top comment).
+Value* lexicographic_row_order(GraphBuilder& g, Value* rows) {
+  Value* n = g.op1("Squeeze", {axis_length(g, rows, 0)}, {{"axes", std::vector<int64_t>{0}}});
+  Value* order = g.op1("Range", {int64_scalar(g, 0), n, int64_scalar(g, 1)});
+  // Reorders `current` stably by column `column` (an int64 scalar) of the rows.
+  auto sort_by_column = [&](GraphBuilder& b, Value* current, Value* column) {
+    Value* keys = b.op1("Gather", {b.op1("Gather", {rows, column}, {{"axis", int64_t{1}}}), current},
+                        {{"axis", int64_t{0}}});
+    return b.op1("Gather", {current, argsort_stable(b, keys, 0)}, {{"axis", int64_t{0}}});
+  };
+  const Dim& columns = (*rows->shape)[1];
+  constexpr int64_t kMostUnrolledColumns = 8;
+  if (columns.is_known() && columns.size <= kMostUnrolledColumns) {
+    for (int64_t column = columns.size - 1; column >= 0; --column) order = sort_by_column(g, order, int64_scalar(g, column));
+    return order;
+  }
+  Value* m = g.op1("Squeeze", {axis_length(g, rows, 1)}, {{"axes", std::vector<int64_t>{0}}});
+  GraphBuilder body(g, "sort_by_column");
+  Value* step = body.input("step", DType::Int64, shape_of_sizes({}));
+  Value* condition = body.input("condition", DType::Bool, shape_of_sizes({}));
+  Value* current = body.input("order", DType::Int64, unknown_dims(1));
+  Value* column = body.op1("Sub", {body.op1("Sub", {m, step}), int64_scalar(body, 1)});
+  body.output(body.op1("Identity", {condition}), "more");
+  body.output(sort_by_column(body, current, column), "next_order");
+  Value* start = g.cast(g.scalar(DType::Int64, 1), DType::Bool);
+  return g.op("Loop", {m, start, order}, {{"body", body.shared_graph()}}, 1)[0];
+}
+
+}  // namespace
+
 std::vector<Value*> unique(GraphBuilder& g, Value* x) {
-  if (!x->rank() || *x->rank() != 1) throw BuildError("unique: the input must be 1-D (flatten it first)");
-  Value* order = argsort_stable(g, x, 0);
+  const bool rows = x->rank() && *x->rank() == 2;
+  if (!x->rank() || (*x->rank() != 1 && !rows)) {
+    throw BuildError("unique: the input must be 1-D, or 2-D for unique rows (flatten it first)");
+  }
+  Value* order = rows ? lexicographic_row_order(g, x) : argsort_stable(g, x, 0);
   Value* sorted = g.op1("Gather", {x, order}, {{"axis", int64_t{0}}});
   Value* n = axis_length(g, x, 0);
   Value* end = g.int64s({std::numeric_limits<int64_t>::max()});
-  Value* current = g.op1("Slice", {sorted, g.int64s({1}), end});
-  Value* previous = g.op1("Slice", {sorted, g.int64s({0}), g.int64s({-1})});
+  Value* current = g.op1("Slice", {sorted, g.int64s({1}), end, g.int64s({0})});
+  Value* previous = g.op1("Slice", {sorted, g.int64s({0}), g.int64s({-1}), g.int64s({0})});
   Value* differs = g.op1("Not", {g.op1("Equal", {current, previous})});
-  if (is_float(x->dtype)) {
+  if (rows) {
+    // A row differs when any column does (none for rows of no columns).
+    Value* columns_differing = g.op1("ReduceSum", {g.cast(differs, DType::Int64), g.int64s({1})},
+                                     {{"keepdims", int64_t{0}}});
+    differs = g.op1("Greater", {columns_differing, int64_scalar(g, 0)});
+  } else if (is_float(x->dtype)) {
     Value* both_nan = g.op1("And", {g.op1("IsNaN", {current}), g.op1("IsNaN", {previous})});
     differs = g.op1("And", {differs, g.op1("Not", {both_nan})});
   }
@@ -294,7 +344,8 @@ void add_sort_recipes(std::vector<RecipeInfo>& table) {
   table.push_back({"searchsorted", searchsorted_recipe, 2, 2,
                    "np.searchsorted(sorted, v, side='right' if `right` else 'left'); one dtype, NaN sorts last"});
   table.push_back({"unique", unique_recipe, 1, 1,
-                   "np.unique of a 1-D x: (values, first index, inverse, counts); NaNs form one group"});
+                   "np.unique of a 1-D x: (values, first index, inverse, counts), NaNs form one group; of a 2-D x, "
+                   "unique rows in lexicographic order (np.unique(axis=0)), a row with NaN is its own group"});
   table.push_back({"cumprod", cumprod_recipe, 1, 1,
                    "np.cumprod along `axis` in x's dtype (integers wrap); CumProd from opset 26"});
 }

@@ -66,6 +66,26 @@ TEST(SortRecipes, UniqueReturnsValuesFirstIndexInverseAndCounts) {
   for (size_t i = 1; i < 4; ++i) EXPECT_EQ(out[i]->dtype, DType::Int64) << i;
 }
 
+TEST(SortRecipes, UniqueRowsSortsKnownColumnsUnrolledAndOthersInALoop) {
+  GraphBuilder g(18, "main", /*use_functions=*/false);
+  Value* known = g.input("known", DType::Int32, shape_of_sizes({-1, 3}));
+  std::vector<Value*> out = g.recipe("unique", {known});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0]->dtype, DType::Int32);
+  ASSERT_TRUE(out[0]->rank().has_value());
+  EXPECT_EQ(*out[0]->rank(), 2u);
+  EXPECT_EQ(count_nodes(g, "Loop"), 0u);
+  Value* unknown = g.input("unknown", DType::Float64, shape_of_sizes({-1, -1}));
+  g.recipe("unique", {unknown});
+  EXPECT_EQ(count_nodes(g, "Loop"), 1u);
+}
+
+TEST(SortRecipes, UniqueRefusesRank3) {
+  GraphBuilder g(18, "main", /*use_functions=*/false);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({2, 2, 2}));
+  EXPECT_THROW(g.recipe("unique", {x}), BuildError);
+}
+
 TEST(SortRecipes, SearchsortedGivesInt64Positions) {
   GraphBuilder g(18, "main", /*use_functions=*/false);
   Value* sorted = g.input("sorted", DType::Float64, shape_of_sizes({7}));

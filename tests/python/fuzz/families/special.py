@@ -1,5 +1,5 @@
-"""Softmax and log-softmax (dispatch/special.py). The special functions being
-added (erf, gammaln, ...) go here, each mapped into its domain in ``build``."""
+"""Softmax and log-softmax (dispatch/special.py). Special functions (erf,
+gammaln, ...) are in special_functions.py."""
 
 from __future__ import annotations
 
