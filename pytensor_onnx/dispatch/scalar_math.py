@@ -108,6 +108,13 @@ if compat.Iv is not None:
 onnx_funcify.register(psm.GammaInc)(float_recipe("gammainc"))
 onnx_funcify.register(psm.GammaIncC)(float_recipe("gammaincc"))
 
+# Their inverses in x (src/core/recipes/incomplete_gamma_inverse.cc).
+onnx_funcify.register(psm.GammaIncInv)(float_recipe("gammaincinv"))
+onnx_funcify.register(psm.GammaIncCInv)(float_recipe("gammainccinv"))
+
+# Owen's T function (src/core/recipes/owens_t.cc).
+onnx_funcify.register(psm.Owens_t)(float_recipe("owens_t"))
+
 
 def _unregularized(recipe):
     # GammaU/GammaL.impl: SciPy's gammaincc/gammainc times gamma(k), as written

@@ -15,6 +15,8 @@ const std::vector<RecipeInfo>& all_recipes() {
     add_special_recipes(t);
     add_incomplete_gamma_recipes(t);
     add_incomplete_beta_recipes(t);
+    add_incomplete_gamma_inverse_recipes(t);
+    add_owens_t_recipes(t);
     add_bitwise_recipes(t);
     add_linalg_recipes(t);
     add_linalg_spectral_recipes(t);
