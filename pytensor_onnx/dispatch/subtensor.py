@@ -291,7 +291,16 @@ def write_selection(g, x, y, select, *, set_values, accumulate):
     positions = g.op("Reshape", selected, int64_const(g, [-1]))
     coordinates = _coordinates(g, positions, sizes, strides)
     y = g.cast(y, x.dtype)
-    updates = g.op("Reshape", g.op("Expand", y, g.op("Shape", selected)), int64_const(g, [-1]))
+    # A static target shape stays a constant, which lets the builder guard
+    # Expand against ONNX Runtime's ExpandElimination (src/core/adapt.cc).
+    static = selected.shape is not None and all(isinstance(d, int) and d >= 0 for d in selected.shape)
+    if static and 0 in selected.shape:
+        # Nothing selected: x as it is. (The scatter would be built from
+        # folded empty constants, and ONNX Runtime 1.21's NoopElimination
+        # takes an Add of an empty constant for the other operand.)
+        return x
+    target = int64_const(g, list(selected.shape)) if static else g.op("Shape", selected)
+    updates = g.op("Reshape", g.op("Expand", y, target), int64_const(g, [-1]))
     if set_values:
         return g.op("ScatterND", x, coordinates, updates)
     if not accumulate:

@@ -141,6 +141,30 @@ void avoid_slice_end_sentinels(GraphBuilder& g, std::vector<Value*>& inputs) {
   inputs[2] = g.op1("Where", {misread, g.op1("Sub", {ends, one}), ends});
 }
 
+// ONNX Runtime's ExpandElimination (1.21 and 1.32) can drop an Expand of a
+// size-1 dim to a constant size 0 once it has inferred the input's shape:
+// set_subtensor(x[0, :], y) of a (2, 0) x and a (1,) y made ScatterND get
+// the unexpanded (1,) update (found by the differential fuzzer). Where the
+// target size is a constant 0, the input is first sliced to 0 along that
+// axis: the Expand then leaves the input's shape as it is, so dropping it is
+// right. (An input dim other than 1 or 0 there is not broadcastable anyway.)
+static void empty_expand_input_where_target_is_empty(GraphBuilder& g, std::vector<Value*>& inputs) {
+  if (inputs.size() != 2 || !inputs[0] || !inputs[1] || !inputs[1]->constant || !inputs[0]->shape) return;
+  if (inputs[1]->dtype != DType::Int64) return;
+  const auto target = inputs[1]->constant->to_int64s();
+  const auto& dims = *inputs[0]->shape;
+  const auto rank = static_cast<int64_t>(dims.size());
+  const auto offset = static_cast<int64_t>(target.size()) - rank;
+  std::vector<int64_t> axes;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const int64_t wanted = axis + offset;
+    if (wanted >= 0 && target[wanted] == 0 && !(dims[axis].is_known() && dims[axis].size == 0)) axes.push_back(axis);
+  }
+  if (axes.empty()) return;
+  const std::vector<int64_t> zeros(axes.size(), 0);
+  inputs[0] = g.op1("Slice", {inputs[0], g.int64s(zeros), g.int64s(zeros), g.int64s(axes)});
+}
+
 // ONNX Runtime 1.21 returns an empty input unreduced when a reduction's axis
 // is negative: ReduceSum(axes=[-1]) of a (0,) array gave (0,), not (), and
 // ArgMax(axis=-1) of a (0, 2) array gave (0, 2), not (0,) (found by the core
@@ -168,6 +192,7 @@ void make_reduction_axes_nonnegative(const std::string& op_type, const std::vect
 void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Value*>& inputs, Attributes& attrs,
                      size_t n_outputs) {
   if (op_type == "Slice") avoid_slice_end_sentinels(g, inputs);
+  if (op_type == "Expand") empty_expand_input_where_target_is_empty(g, inputs);
   make_reduction_axes_nonnegative(op_type, inputs, attrs);
   if (op_type == "ReduceSum") {
     place_axes(g, op_type, inputs, attrs, 13, 1);

@@ -400,7 +400,8 @@ def test_advanced_inc_subtensor1_static_sizes_before_opset_16(n_updates, rng):
     index = np.resize([3, 3, 0, -1, 3], n_updates)
     values = [rng.normal(size=(4, 2)), rng.normal(size=(n_updates, 2)), index]
     fn, _ = compare_onnx_and_py([x, y, v], [pt.inc_subtensor(x[v], y)], values, opset_version=13)
-    assert "ScatterND" in onnx_op_types(fn)
+    # With no update at all the model is x itself (nothing is scattered).
+    assert ("ScatterND" in onnx_op_types(fn)) == (n_updates > 0)
 
 
 @pytest.mark.parametrize("opset", [13, 18])
