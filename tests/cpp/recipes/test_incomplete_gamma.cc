@@ -16,8 +16,10 @@ namespace {
 
 using testing::count_nodes;
 
-TEST(IncompleteGammaRecipes, BroadcastKeepingTheDtype) {
-  for (const char* name : {"gammainc", "gammaincc"}) {
+// The binary special-function recipes of the incomplete gamma family, their
+// inverses and Owen's T (incomplete_gamma_inverse.cc, owens_t.cc).
+TEST(IncompleteGammaRecipes, BinaryRecipesBroadcastKeepingTheDtype) {
+  for (const char* name : {"gammainc", "gammaincc", "gammaincinv", "gammainccinv", "owens_t"}) {
     for (DType dtype : {DType::Float64, DType::Float32}) {
       GraphBuilder g(18);
       Value* a = g.input("a", dtype, shape_of_sizes({3, 1}));

@@ -1,6 +1,5 @@
 // The gammaincinv/gammainccinv (incomplete_gamma_inverse.cc) and owens_t
-// (owens_t.cc) recipes: output dtype and broadcast shape for both float
-// dtypes, their structure (the inverses call the forward recipes as
+// (owens_t.cc) recipes: their structure (the inverses call the forward recipes as
 // functions; Owen's T has no Loop) and rejection of bad inputs. Values are
 // checked against SciPy and mpmath in tests/python/test_special_inverse.py
 // and tests/python/test_owens_t.py.
@@ -15,22 +14,8 @@ namespace {
 
 using testing::count_nodes;
 
-TEST(SpecialInverseRecipes, BroadcastKeepingTheDtype) {
-  for (const char* name : {"gammaincinv", "gammainccinv", "owens_t"}) {
-    for (DType dtype : {DType::Float64, DType::Float32}) {
-      GraphBuilder g(18);
-      Value* a = g.input("a", dtype, shape_of_sizes({3, 1}));
-      Value* y = g.input("y", dtype, shape_of_sizes({4}));
-      std::vector<Value*> out = g.recipe(name, {a, y});
-      ASSERT_EQ(out.size(), 1u) << name;
-      EXPECT_EQ(out[0]->dtype, dtype) << name;
-      ASSERT_TRUE(out[0]->shape.has_value()) << name;
-      ASSERT_EQ(out[0]->shape->size(), 2u) << name;
-      EXPECT_EQ((*out[0]->shape)[0].size, 3) << name;
-      EXPECT_EQ((*out[0]->shape)[1].size, 4) << name;
-    }
-  }
-}
+// Output dtype and broadcast shape: with the forward recipes in
+// test_incomplete_gamma.cc (BinaryRecipesBroadcastKeepingTheDtype).
 
 TEST(SpecialInverseRecipes, OwensTIsLoopFree) {
   GraphBuilder g(18, "main", /*use_functions=*/false);
