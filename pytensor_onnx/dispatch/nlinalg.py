@@ -191,21 +191,23 @@ def _eig(op, node, g, x):
 
 if EighGrad is not None:
 
+    @batch_capable(EighGrad)
     @onnx_funcify.register(EighGrad)
     def _eigh_grad(op, node, g, x, w, v, gw, gv):
         """PyTensor 2.38's EighGrad: with F[m, n] = 1 / (w_n - w_m) off the
         diagonal and C = v^T gv, g = v (diag(gw) + (C * F)^T) v^T, then the
-        read triangle of g plus the transpose of the other."""
+        read triangle of g plus the transpose of the other. Leading batch
+        dims (Blockwise) broadcast through."""
         dtype = output_dtype(node)
         x, w, v, gw, gv = (g.cast(t, dtype) for t in (x, w, v, gw, gv))
-        diff = g.op("Sub", g.op("Unsqueeze", w, axes=[0]), g.op("Unsqueeze", w, axes=[1]))  # [m, n] = w_n - w_m
-        n = _size(g, w, 0)
+        diff = g.op("Sub", g.op("Unsqueeze", w, axes=[-2]), g.op("Unsqueeze", w, axes=[-1]))  # [m, n] = w_n - w_m
+        n = _size(g, w, -1)
         index = _range(g, 0, n)
         on_diagonal = g.op("Equal", g.op("Unsqueeze", index, axes=[1]), g.op("Unsqueeze", index, axes=[0]))
         zero, one = g.const(np.array(0, dtype=dtype)), g.const(np.array(1, dtype=dtype))
         f = g.op("Where", on_diagonal, zero, g.op("Div", one, g.op("Where", on_diagonal, one, diff)))
         c = g.op("MatMul", _transpose(g, v), gv)
-        inner = g.op("Add", g.op("Mul", g.op("Unsqueeze", gw, axes=[1]), g.cast(on_diagonal, dtype)),
+        inner = g.op("Add", g.op("Mul", g.op("Unsqueeze", gw, axes=[-1]), g.cast(on_diagonal, dtype)),
                      _transpose(g, g.op("Mul", c, f)))
         full = g.op("MatMul", g.op("MatMul", v, inner), _transpose(g, v))
         return _fold_triangle(g, full, compat.eigh_lower(op))

@@ -11,6 +11,7 @@ from pytensor.graph.basic import Constant
 from pytensor.tensor.basic import Alloc, AllocEmpty, ARange, Eye, ScalarFromTensor, TensorFromScalar
 
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
+from pytensor_onnx.dispatch.blockwise import batched_rule
 from pytensor_onnx.dispatch.math import check_at_run_time
 
 
@@ -82,6 +83,49 @@ def _eye(op, node, g, n, m, k):
     cols = g.op("Range", zero, g.op("Gather", sizes, one, axis=0), one)
     offset = g.op("Sub", g.op("Unsqueeze", cols, axes=[0]), g.op("Unsqueeze", rows, axes=[1]))
     return g.cast(g.op("Equal", offset, g.cast(k, "int64")), op.dtype)
+
+
+def _batch_shape_and_sizes(g, node, values, sizes):
+    """For ``Blockwise`` of an allocating Op: the broadcast batch shape of all
+    inputs, and the int64 vector of core sizes, which must be the same in
+    every batch entry (PyTensor stacks the entries: the model fails at run
+    time where they differ, as PyTensor does)."""
+    zero = const(g, 0, "int64")
+    parts = [g.op("Mul", g.cast(v, "int64"), zero) for v in (*values, *sizes)]
+    broadcast = parts[0]
+    for part in parts[1:]:
+        broadcast = g.op("Add", broadcast, part)
+    checked = []
+    for size in sizes:
+        flat = g.op("Reshape", g.cast(size, "int64"), g.const(np.asarray([-1], dtype=np.int64)))
+        largest = g.op("ReduceMax", flat, axes=[0], keepdims=1)
+        checked.append(check_at_run_time(g, _all_true(g, g.op("Equal", flat, largest)), largest))
+    core = _checked_nonnegative(g, g.op("Concat", *checked, axis=0), node.inputs[len(values) : len(values) + len(sizes)])
+    return g.op("Shape", broadcast), core
+
+
+@batched_rule(Eye)
+def _batched_eye(op, node, g, n, m, k):
+    """``Blockwise(Eye)`` (in PyTensor 2.38's batched Eigh/SVD gradients): one
+    eye per batch entry; the offsets may differ per entry."""
+    batch, sizes = _batch_shape_and_sizes(g, node, [k], [n, m])
+    zero, one = const(g, 0, "int64"), const(g, 1, "int64")
+    rows = g.op("Range", zero, g.op("Gather", sizes, zero, axis=0), one)
+    cols = g.op("Range", zero, g.op("Gather", sizes, one, axis=0), one)
+    offset = g.op("Sub", g.op("Unsqueeze", cols, axes=[0]), g.op("Unsqueeze", rows, axes=[1]))
+    diagonal = g.op("Equal", offset, g.op("Unsqueeze", g.cast(k, "int64"), axes=[-2, -1]))
+    return g.cast(g.op("Expand", diagonal, g.op("Concat", batch, sizes, axis=0)), node.outputs[0].type.dtype)
+
+
+@batched_rule(Alloc)
+def _batched_alloc(op, node, g, value, *sizes):
+    """``Blockwise(Alloc)`` of a scalar value per batch entry (PyTensor 2.38's
+    batched SVD gradients)."""
+    if node.op.inputs_sig[0]:
+        return None  # a non-scalar core value: refused (NotImplementedError)
+    batch, core = _batch_shape_and_sizes(g, node, [value], list(sizes))
+    spread = g.op("Unsqueeze", value, axes=list(range(-len(sizes), 0)))
+    return g.op("Expand", spread, g.op("Concat", batch, core, axis=0))
 
 
 def _is_float(dtype):

@@ -5,6 +5,7 @@ import numpy as np
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.basic import Alloc, AllocEmpty, ARange, Eye, ScalarFromTensor, TensorFromScalar
+from pytensor.tensor.blockwise import Blockwise
 
 from pytensor_onnx.testing import compare_onnx_and_py
 
@@ -266,3 +267,32 @@ def test_allocation_across_opsets(opset, rng):
         pt.ones_like(x, dtype="bool"),
     ]
     compare_onnx_and_py([x, n, start], outputs, [rng.normal(size=(3, 4)), 2, -1.25], opset_version=opset)
+
+
+# Blockwise(Eye) and Blockwise(Alloc) appear in PyTensor 2.38's batched
+# Eigh/SVD gradient graphs (test_linalg_spectral checks those end to end).
+_BATCHED_EYE = Blockwise(Eye(dtype="float64"), signature="(),(),()->(n,m)")
+_BATCHED_ALLOC = Blockwise(Alloc(), signature="(),(),()->(n,m)")
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_batched_eye_with_an_offset_per_entry(opset):
+    n, m, k = pt.lvector("n"), pt.lscalar("m"), pt.lmatrix("k")
+    fn, _ = compare_onnx_and_py(
+        [n, m, k], [_BATCHED_EYE(n, m, k)], [np.array([3, 3]), 4, np.array([[0, 1], [-1, 5]])], opset_version=opset
+    )
+    assert "Blockwise{Eye" in str(fn.maker.fgraph.toposort())  # the batched rule ran
+
+
+def test_batched_eye_with_sizes_differing_between_entries_fails_as_pytensor():
+    n, k = pt.lvector("n"), pt.lvector("k")
+    compare_raises([n, k], _BATCHED_EYE(n, n, k), [np.array([3, 2]), np.array([0, 0])], ValueError, "")
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_batched_alloc_of_a_value_per_entry(opset):
+    value, rows = pt.dvector("value"), pt.lvector("rows")
+    compare_onnx_and_py(
+        [value, rows], [_BATCHED_ALLOC(value, rows, 2)], [np.array([1.5, -2.0, 0.0]), np.array([3, 3, 3])],
+        opset_version=opset,
+    )
