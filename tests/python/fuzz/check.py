@@ -182,7 +182,14 @@ def _run_case(case: Case) -> None:
         return run_exported(checked(export_function_onnx(fast_run(), opset_version=case.opset)), values)
 
     runners = [("mode ONNX", mode_onnx), ("exported model", exported)]
-    if case.export_function:
+    # Not for graphs with a factorisation: FAST_RUN's algebraic rewrites
+    # (x / x -> 1 and the like) then meet the exact zeros of triangular
+    # factors, where the unrewritten reference gives 0 / 0 = NaN (seen on
+    # PyTensor 2.38: cholesky(a) / cholesky(a) + 1). Mode ONNX and the
+    # exported graph are still compared for such cases. To be narrowed to
+    # the disagreement itself (docs/testing.md).
+    has_factorisation = any(getattr(node, "gen", "").startswith("linalg.") for node in case.nodes)
+    if case.export_function and not has_factorisation:
         runners.append(("exported FAST_RUN function", exported_function))
 
     fast_run_outcome = None
