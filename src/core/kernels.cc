@@ -229,11 +229,32 @@ Value* untransposed(Value* v) {
   return node->inputs[0];
 }
 
+// The value `v` may reach a MatMul as a Transpose once ONNX Runtime has
+// rewritten the graph: it is a Transpose of a non-constant value, or the
+// output of a model-local function (inlined at load; its body may end in
+// one), seen through Squeeze, Unsqueeze and Cast. The transpose optimizer
+// moves a Transpose below a Squeeze or Unsqueeze, and the MatMul transpose
+// fusion looks through a Cast. (Small graphs rarely show it; PyMC's MvNormal
+// gradient and the SVD gradients in the tests do, on ONNX Runtime 1.21.)
+bool may_read_transpose(Value* v) {
+  for (const Node* node = v->producer; node; node = v->producer) {
+    if (!node->domain.empty()) return true;
+    if (node->op_type == "Transpose") return !node->inputs[0]->constant;
+    if (node->op_type != "Identity" && node->op_type != "Squeeze" && node->op_type != "Unsqueeze" &&
+        node->op_type != "Cast")
+      return false;
+    v = node->inputs[0];
+  }
+  return false;
+}
+
 // ONNX Runtime before 1.26 fuses a Transpose that feeds a MatMul into its
 // com.microsoft FusedMatMul, which has no float64 kernel: the session fails
 // to load (onnxruntime issues #10151, #28136). A float64 product of a
 // transposed operand reads the untransposed value instead: Gemm with
-// transA/transB for matrices, Einsum otherwise.
+// transA/transB for matrices, Einsum otherwise. An operand that may become a
+// Transpose next to the MatMul is read as it is, by the same Gemm (whose own
+// transpose fusion keeps a float64 kernel) or Einsum.
 std::optional<std::vector<Value*>> float64_matmul_of_transposed(GraphBuilder& g, const std::vector<Value*>& inputs) {
   if (inputs.size() != 2 || !inputs[0] || !inputs[1] || inputs[0]->dtype != DType::Float64) return std::nullopt;
   Value* a = inputs[0];
@@ -245,7 +266,7 @@ std::optional<std::vector<Value*>> float64_matmul_of_transposed(GraphBuilder& g,
   };
   Value* a_source = transposed_from(a);
   Value* b_source = transposed_from(b);
-  if (!a_source && !b_source) return std::nullopt;
+  if (!a_source && !b_source && !may_read_transpose(a) && !may_read_transpose(b)) return std::nullopt;
   if (!a->shape || !b->shape) return std::nullopt;
   const size_t rank_a = a->shape->size(), rank_b = b->shape->size();
   if (rank_a == 2 && rank_b == 2) {
@@ -293,6 +314,22 @@ std::optional<std::vector<Value*>> float64_matmul_of_transposed(GraphBuilder& g,
   return g.emit("If", {empty}, {{"then_branch", by_sum.shared_graph()}, {"else_branch", by_einsum.shared_graph()}}, 1);
 }
 
+// ONNX Runtime before 1.26 (seen on 1.21) leaves every batch entry after the
+// first uninitialised when its float32 FusedMatMul contracts over an empty
+// dim: a batched float32 product of a transposed operand returns arena
+// garbage instead of zeros. Unless the contracted size is known to be
+// positive, such a product is replaced by zeros when that size is 0.
+std::vector<Value*> zero_if_empty_contraction(GraphBuilder& g, Value* a, Value* b, std::vector<Value*> product) {
+  const bool fusable = a->dtype == DType::Float32 && (may_read_transpose(a) || may_read_transpose(b));
+  const bool batched = a->shape && b->shape && std::max(a->shape->size(), b->shape->size()) > 2;
+  if (!fusable || !batched) return product;
+  const auto& contracted = a->shape->back();
+  if (contracted.is_known() && contracted.size > 0) return product;
+  Value* size = g.op1("Gather", {g.op1("Shape", {a}), g.constant(Tensor::int64_scalar(-1), "last")}, {{"axis", int64_t{0}}});
+  Value* empty = g.op1("Equal", {size, g.constant(Tensor::int64_scalar(0), "zero")});
+  return {g.op1("Where", {empty, g.constant(Tensor::scalar(DType::Float32, 0.0), "zero"), product[0]})};
+}
+
 }  // namespace
 
 std::vector<Value*> emit_on_kernel(GraphBuilder& g, const std::string& op_type, const std::vector<Value*>& inputs,
@@ -302,6 +339,8 @@ std::vector<Value*> emit_on_kernel(GraphBuilder& g, const std::string& op_type, 
   }
   if (op_type == "MatMul") {
     if (auto product = float64_matmul_of_transposed(g, inputs)) return *product;
+    if (inputs.size() == 2 && inputs[0] && inputs[1])
+      return zero_if_empty_contraction(g, inputs[0], inputs[1], g.emit(op_type, inputs, attrs, n_outputs));
   }
   return g.emit(op_type, inputs, attrs, n_outputs);
 }

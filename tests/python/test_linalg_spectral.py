@@ -106,17 +106,6 @@ def test_eigh_accuracy_at_n_64(rng):
 GRAD_CASES = list(zip(BATCH_SHAPES, LINALG_OPSETS + LINALG_OPSETS[-1:] * (len(BATCH_SHAPES) - len(LINALG_OPSETS))))
 
 
-def _known_gradient_gap(request, failing):
-    """Known failures on the PyTensor 2.38 / ONNX Runtime 1.21 line (found by
-    these tests, not fixed yet): in some SVD gradient graphs ONNX Runtime's
-    transpose optimizer moves a Transpose through a Squeeze into a float64
-    MatMul and fuses them into FusedMatMul, which has no float64 kernel before
-    1.26 (the builder avoids only a Transpose feeding the MatMul directly).
-    strict: the marker fails once fixed."""
-    if failing and not compat.LINALG_IS_PACKAGE:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="FusedMatMul through Squeeze on ONNX Runtime 1.21"))
-
-
 @pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_grad_eigh(dtype, batch, opset, rng):
@@ -180,9 +169,7 @@ def test_svd_rank_deficient(rng):
 @pytest.mark.parametrize(("batch", "opset"), GRAD_CASES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
-def test_grad_svd(shape, dtype, batch, opset, rng, request):
-    # (the newest opset's graph keeps the Squeeze apart from the Transpose)
-    _known_gradient_gap(request, opset < 22 and (bool(batch) or dtype == "float32"))
+def test_grad_svd(shape, dtype, batch, opset, rng):
     rtol = TOLERANCES[dtype][0] * 100
     x = stack("x", dtype, batch, shape)
     value = rng.normal(size=(*batch, *shape)).astype(dtype)

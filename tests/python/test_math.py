@@ -450,6 +450,29 @@ def test_float64_batched_product_of_transposed_with_empty_dims(x_shape, y_shape,
     assert "Einsum" in onnx_op_types(fn) or "If" in onnx_op_types(fn)
 
 
+# ONNX Runtime 1.21's float32 FusedMatMul (a MatMul of a transposed operand)
+# leaves every batch entry after the first uninitialised when the contracted
+# dim is empty: without the builder's guard the product holds whatever an
+# earlier node left in the arena (here exp(w) * 27), not zeros. Found by the
+# fuzzer (det of t @ t.T + I with t of shape (2, 3, 0)).
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("x_shape", [(2, 3, 0), (3, 2, 0)])
+def test_batched_product_of_transposed_with_empty_contraction_is_zero(dtype, x_shape, rng):
+    x = pt.tensor("x", dtype=dtype, shape=(None,) * len(x_shape))
+    w = pt.tensor("w", dtype=dtype, shape=(None,) * len(x_shape))
+    v = pt.vector("v", dtype=dtype)
+    y = pt.tensor("y", dtype=dtype, shape=(None,) * len(x_shape))
+    n = x_shape[-2]
+    outputs = [
+        (pt.exp(w) * 27).sum(),  # an intermediate whose buffer is freed before the products
+        pt.matmul(x, pt.swapaxes(x, -1, -2)) + pt.eye(n, dtype=dtype),
+        pt.matmul(v, y),
+    ]
+    values = [np.zeros(x_shape, dtype), rng.normal(size=(*x_shape[:-1], n)).astype(dtype)]
+    values += [np.zeros(0, dtype), np.zeros((x_shape[0], 0, n), dtype)]
+    compare_onnx_and_py([x, w, v, y], outputs, values)
+
+
 @pytest.mark.parametrize("opset", OPSETS)
 def test_dot_across_opsets(opset, rng):
     x = pt.tensor("x", dtype="int8", shape=(None, 3))
