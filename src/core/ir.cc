@@ -151,22 +151,28 @@ bool Graph::is_output(const Value* value) const {
 bool Graph::has_users(const Value* value) const {
   if (!value->users.empty() || is_output(value)) return true;
   if (nodes_with_subgraphs_ == 0) return false;
+  return names_read_by_own_subgraphs().count(value->name) > 0;
+}
+
+std::unordered_set<std::string> Graph::names_read_by_own_subgraphs() const {
+  std::unordered_set<std::string> names;
+  if (nodes_with_subgraphs_ == 0) return names;
   for (const auto& node : nodes_) {
     for (const auto& attr : node->attrs.items()) {
-      if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value) &&
-          std::get<std::shared_ptr<Graph>>(attr.value)->names_read_by_subgraphs().count(value->name)) {
-        return true;
-      }
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) names.merge((*sub)->names_read_by_subgraphs());
     }
   }
-  return false;
+  return names;
 }
 
 std::unordered_set<std::string> Graph::names_read_by_subgraphs() const {
   std::unordered_set<std::string> names;
   for (const auto& node : nodes_) {
+    // A node input that is an enclosing graph's value is in that value's
+    // users already (replace_all_uses redirects it); only a placeholder made
+    // by add_outer_scope_value reads by name alone.
     for (const Value* in : node->inputs) {
-      if (in && !owns(in)) names.insert(in->name);
+      if (in && !can_read(in)) names.insert(in->name);
     }
     for (const auto& attr : node->attrs.items()) {
       if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) {
@@ -199,9 +205,9 @@ void Graph::replace_all_uses(Value* old_value, Value* new_value) {
   }
 }
 
-void Graph::remove_node(Node* node) {
+void Graph::remove_node(Node* node, const std::unordered_set<std::string>* subgraph_reads) {
   for (Value* out : node->outputs) {
-    if (has_users(out)) {
+    if (subgraph_reads ? has_users(out, *subgraph_reads) : has_users(out)) {
       throw BuildError("cannot remove node " + node->name + ": its output " + out->name + " is still used");
     }
   }
@@ -244,6 +250,8 @@ void Graph::discard_node(Node* node) {
 }
 
 void Graph::remove_unused_values() {
+  const std::unordered_set<std::string> subgraph_reads = names_read_by_own_subgraphs();
+  auto has_users = [&](const Value* v) { return this->has_users(v, subgraph_reads); };
   std::vector<std::unique_ptr<Value>> kept;
   kept.reserve(values_.size());
   for (auto& v : values_) {

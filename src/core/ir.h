@@ -76,7 +76,8 @@ class Graph {
   // Every read of `old_value` (node inputs and graph outputs) now reads `new_value`.
   void replace_all_uses(Value* old_value, Value* new_value);
   // Unlinks and destroys a node whose outputs are no longer used.
-  void remove_node(Node* node);
+  // `subgraph_reads`: names_read_by_own_subgraphs(), when the caller has it.
+  void remove_node(Node* node, const std::unordered_set<std::string>* subgraph_reads = nullptr);
   // Undoes add_node for a node that failed validation: the node and its
   // output values go (nothing outside the builder has seen them yet), so a
   // refused op leaves the graph as it was.
@@ -86,8 +87,17 @@ class Graph {
   bool is_output(const Value* value) const;
   // Users include graph outputs and reads by name from subgraphs (If/Loop bodies).
   bool has_users(const Value* value) const;
+  // The same, given names_read_by_own_subgraphs(): passes that ask for many
+  // values compute it once (each subgraph scan is as large as the subgraph).
+  bool has_users(const Value* value, const std::unordered_set<std::string>& subgraph_reads) const {
+    return !value->users.empty() || is_output(value) || subgraph_reads.count(value->name) > 0;
+  }
+  // The names that the subgraphs of this graph's nodes (at any depth) read
+  // from this graph or its ancestors.
+  std::unordered_set<std::string> names_read_by_own_subgraphs() const;
   // For a subgraph: the names of enclosing-graph values it (or a subgraph of
-  // it, at any depth) reads.
+  // it, at any depth) reads by name rather than through their users lists
+  // (graph outputs and add_outer_scope_value placeholders).
   std::unordered_set<std::string> names_read_by_subgraphs() const;
 
   // A node name not yet given to a node of this graph by this function:

@@ -168,6 +168,27 @@ TEST(Passes, DeadWorkInsideSubgraphsGoesAndFreesOuterValues) {
   EXPECT_EQ(count(g.graph(), "If"), 1u);
 }
 
+// A branch reads one of two identical outer values: CSE redirects the read
+// to the kept twin and removes the other (found on an SVD gradient graph,
+// where a name-based check took the redirected read for a live one).
+TEST(Passes, CseRedirectsSubgraphReadsOfTheRemovedTwin) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));
+  Value* kept = g.op1("Exp", {x});
+  Value* twin = g.op1("Exp", {x});  // read only inside the branch
+  GraphBuilder then_branch(g, "then");
+  then_branch.output(then_branch.op1("Log", {twin}), "then_out");
+  GraphBuilder else_branch(g, "else");
+  else_branch.output(else_branch.op1("Neg", {x}), "else_out");
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  Value* y = g.op1("If", {cond}, {{"then_branch", then_branch.shared_graph()}, {"else_branch", else_branch.shared_graph()}});
+  g.output(g.op1("Add", {y, kept}), "y");
+  EXPECT_TRUE(eliminate_common_subexpressions(g.graph()));
+  EXPECT_EQ(count(g.graph(), "Exp"), 1u);
+  const Node* log = then_branch.graph().nodes()[0];
+  EXPECT_EQ(log->inputs[0], kept);
+}
+
 TEST(Passes, NestedSubgraphReadsKeepTheirValues) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::Float32, shape_of_sizes({2}));

@@ -1,9 +1,13 @@
 #include "cleanup.h"
 
+#include <unordered_set>
+
 namespace pytensor_onnx {
 
 bool remove_redundant_casts_and_identities(Graph& graph) {
   bool changed = false;
+  // Exact for the whole pass: it removes only Identity and Cast nodes.
+  const std::unordered_set<std::string> subgraph_reads = graph.names_read_by_own_subgraphs();
   for (Node* node : graph.nodes()) {
     if (!node->domain.empty() || node->inputs.size() != 1 || node->outputs.size() != 1) continue;
     Value* in = node->inputs[0];
@@ -14,7 +18,7 @@ bool remove_redundant_casts_and_identities(Graph& graph) {
                             static_cast<DType>(node->attrs.get_int("to", 0)) == in->dtype;
     if (identity || no_op_cast) {
       graph.replace_all_uses(out, in);
-      graph.remove_node(node);
+      graph.remove_node(node, &subgraph_reads);
       changed = true;
     }
   }

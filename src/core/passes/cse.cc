@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace pytensor_onnx {
 namespace {
@@ -45,6 +46,8 @@ size_t node_key(const Node& node) {
 bool eliminate_common_subexpressions(Graph& graph, const FunctionLibrary* functions) {
   bool changed = false;
   std::unordered_multimap<size_t, Node*> seen;
+  // Exact for the whole pass: it never removes a node that has subgraphs.
+  const std::unordered_set<std::string> subgraph_reads = graph.names_read_by_own_subgraphs();
   for (Node* node : graph.nodes()) {
     if (!is_pure(*node, functions)) continue;
     const size_t key = node_key(*node);
@@ -74,7 +77,7 @@ bool eliminate_common_subexpressions(Graph& graph, const FunctionLibrary* functi
       graph.replace_all_uses(out, twin->outputs[i]);
     }
     if (replaced_all) {
-      graph.remove_node(node);
+      graph.remove_node(node, &subgraph_reads);
       changed = true;
     }
   }
