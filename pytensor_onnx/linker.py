@@ -194,7 +194,9 @@ class ONNXLinker(JITLinker):
         """
         from pytensor_onnx.dispatch import fgraph_to_onnx
 
-        converted = fgraph_to_onnx(fgraph, opset_version=self.opset_version, shared_as_initializers=False)
+        converted = fgraph_to_onnx(
+            fgraph, opset_version=self.opset_version, shared_as_initializers=False, inline_functions=True
+        )
         self.onnx_model_bytes = converted.builder.serialize(graph_name="pytensor_graph")
         self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers)
         self._input_names = tuple(converted.input_names)

@@ -103,8 +103,8 @@ def test_huge_shapes_against_mpmath(name):
             assert abs(float((forward - yi) / (density * xi))) < 1e-13, (ai, yi, xi)
 
 
-# Both functions in one graph per case: the inlined export of these recipes
-# (each holds 14 forward evaluations) takes seconds to optimize.
+# Both functions in one graph per case: each recipe holds 14 forward
+# evaluations, so every model of them is large.
 def _both(dtype):
     a, y = pt.vector("a", dtype=dtype), pt.vector("y", dtype=dtype)
     return [a, y], [pt.gammaincinv(a, y), pt.gammainccinv(a, y)]
