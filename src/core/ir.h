@@ -93,7 +93,7 @@ class Graph {
     return !value->users.empty() || is_output(value) || subgraph_reads.count(value->name) > 0;
   }
   // The names that the subgraphs of this graph's nodes (at any depth) read
-  // from this graph or its ancestors.
+  // from this graph or its ancestors by name (see names_read_by_subgraphs).
   std::unordered_set<std::string> names_read_by_own_subgraphs() const;
   // For a subgraph: the names of enclosing-graph values it (or a subgraph of
   // it, at any depth) reads by name rather than through their users lists

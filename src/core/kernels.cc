@@ -322,7 +322,7 @@ std::optional<std::vector<Value*>> float64_matmul_of_transposed(GraphBuilder& g,
 std::vector<Value*> zero_if_empty_contraction(GraphBuilder& g, Value* a, Value* b, std::vector<Value*> product) {
   const bool fusable = a->dtype == DType::Float32 && (may_read_transpose(a) || may_read_transpose(b));
   const bool batched = a->shape && b->shape && std::max(a->shape->size(), b->shape->size()) > 2;
-  if (!fusable || !batched) return product;
+  if (!fusable || !batched || a->shape->empty()) return product;
   const auto& contracted = a->shape->back();
   if (contracted.is_known() && contracted.size > 0) return product;
   Value* size = g.op1("Gather", {g.op1("Shape", {a}), g.constant(Tensor::int64_scalar(-1), "last")}, {{"axis", int64_t{0}}});
