@@ -16,8 +16,9 @@ from pytensor_onnx.dispatch.math import check_at_run_time
 
 
 def _static_int(var):
-    """The value of a constant scalar input, or None if it is computed."""
-    if isinstance(var, Constant):
+    """The value of a constant scalar input, or None if it is computed (or a
+    constant of more than one dim's worth: a batched size of ``Blockwise``)."""
+    if isinstance(var, Constant) and np.ndim(var.data) == 0:
         return int(np.asarray(var.data))
     return None
 
@@ -89,7 +90,9 @@ def _batch_shape_and_sizes(g, node, values, sizes):
     """For ``Blockwise`` of an allocating Op: the broadcast batch shape of all
     inputs, and the int64 vector of core sizes, which must be the same in
     every batch entry (PyTensor stacks the entries: the model fails at run
-    time where they differ, as PyTensor does)."""
+    time where they differ, as PyTensor does). An empty batch fails at run
+    time too: PyTensor refuses it ("vectorize with zero size not
+    implemented"), since the core sizes are then nowhere to be read."""
     zero = const(g, 0, "int64")
     parts = [g.op("Mul", g.cast(v, "int64"), zero) for v in (*values, *sizes)]
     broadcast = parts[0]
@@ -98,6 +101,8 @@ def _batch_shape_and_sizes(g, node, values, sizes):
     checked = []
     for size in sizes:
         flat = g.op("Reshape", g.cast(size, "int64"), g.const(np.asarray([-1], dtype=np.int64)))
+        nonempty = g.op("Greater", g.op("Size", flat), zero)
+        flat = check_at_run_time(g, nonempty, flat)
         largest = g.op("ReduceMax", flat, axes=[0], keepdims=1)
         checked.append(check_at_run_time(g, _all_true(g, g.op("Equal", flat, largest)), largest))
     core = _checked_nonnegative(g, g.op("Concat", *checked, axis=0), node.inputs[len(values) : len(values) + len(sizes)])

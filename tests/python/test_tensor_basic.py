@@ -296,3 +296,21 @@ def test_batched_alloc_of_a_value_per_entry(opset):
         [value, rows], [_BATCHED_ALLOC(value, rows, 2)], [np.array([1.5, -2.0, 0.0]), np.array([3, 3, 3])],
         opset_version=opset,
     )
+
+
+def test_batched_eye_and_alloc_with_an_empty_batch_fail_as_pytensor():
+    # The core sizes are batched inputs: with no batch entry they are nowhere
+    # to be read, and PyTensor refuses the empty batch.
+    n, k = pt.lvector("n"), pt.lvector("k")
+    empty = np.zeros(0, dtype="int64")
+    compare_raises([n, k], _BATCHED_EYE(n, 3, k), [empty, empty], NotImplementedError, "zero size")
+    value, rows = pt.dvector("value"), pt.lvector("rows")
+    compare_raises([value, rows], _BATCHED_ALLOC(value, rows, 2), [np.zeros(0), empty], NotImplementedError, "zero size")
+
+
+def test_batched_eye_with_a_constant_batched_size():
+    # A size given as a constant of shape (1,) (broadcast over the batch) is
+    # not a static scalar size; conversion used to fail reading it as one.
+    n, k = pt.lvector("n"), pt.lvector("k")
+    out = _BATCHED_EYE(n, pt.as_tensor(np.array([4])), k)
+    compare_onnx_and_py([n, k], [out], [np.array([3, 3]), np.array([0, -1])])
