@@ -27,15 +27,17 @@ def test_grad_cholesky(dtype, batch, rng):
     compare([x], [cost, pytensor.grad(cost, x)], [spd(rng, N, batch, dtype)], dtype)
 
 
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("lower", [True, False])
-def test_grad_solve_triangular(lower, dtype, rng):
-    a, b = pt.matrix("a", dtype=dtype), pt.matrix("b", dtype=dtype)
+def test_grad_solve_triangular(lower, dtype, batch, rng):
+    a, b = stack("a", dtype, batch, (N, N)), stack("b", dtype, batch, (N, 2))
     x = pt.linalg.solve_triangular(a, b, lower=lower)
-    cost = (x * _weights(rng, (N, 2), dtype)).sum()
-    a_value = lower_triangular(rng, N, (), dtype)
-    a_value = a_value if lower else a_value.T.copy()
-    compare([a, b], [cost, *pytensor.grad(cost, [a, b])], [a_value, rng.normal(size=(N, 2)).astype(dtype)], dtype)
+    cost = (x * _weights(rng, (*batch, N, 2), dtype)).sum()
+    a_value = lower_triangular(rng, N, batch, dtype)
+    a_value = a_value if lower else np.swapaxes(a_value, -1, -2).copy()
+    b_value = rng.normal(size=(*batch, N, 2)).astype(dtype)
+    compare([a, b], [cost, *pytensor.grad(cost, [a, b])], [a_value, b_value], dtype)
 
 
 @pytest.mark.parametrize("batch", BATCH_SHAPES)
@@ -50,18 +52,20 @@ def test_grad_solve(assume_a, dtype, batch, rng):
     compare([a, b], [cost, *pytensor.grad(cost, [a, b])], [a_value, rng.normal(size=(*batch, N)).astype(dtype)], dtype)
 
 
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_grad_cho_solve(dtype, rng):
-    a, b = pt.matrix("a", dtype=dtype), pt.vector("b", dtype=dtype)
-    x = pt.linalg.cho_solve((pt.linalg.cholesky(a), True), b)
-    cost = (x * _weights(rng, (N,), dtype)).sum()
+def test_grad_cho_solve(dtype, batch, rng):
+    a, b = stack("a", dtype, batch, (N, N)), stack("b", dtype, batch, (N,))
+    x = pt.linalg.cho_solve((pt.linalg.cholesky(a), True), b, b_ndim=1)
+    cost = (x * _weights(rng, (*batch, N), dtype)).sum()
     try:
         pytensor.grad(cost, [a, b])
     except NotImplementedError:
         # PyTensor 2.38's CholeskySolve has no gradient.
         assert not compat.LINALG_IS_PACKAGE
         return
-    compare([a, b], [cost, *pytensor.grad(cost, [a, b])], [spd(rng, N, (), dtype), rng.normal(size=N).astype(dtype)], dtype)
+    values = [spd(rng, N, batch, dtype), rng.normal(size=(*batch, N)).astype(dtype)]
+    compare([a, b], [cost, *pytensor.grad(cost, [a, b])], values, dtype)
 
 
 @pytest.mark.parametrize("batch", BATCH_SHAPES)

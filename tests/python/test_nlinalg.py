@@ -111,6 +111,25 @@ def test_alloc_diag(shape, offset, rng):
     compare_onnx_and_py([v], outputs, [rng.normal(size=shape)])
 
 
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_diagonal_ops_and_block_diag_at_each_opset(dtype, opset, rng):
+    # ExtractDiag, AllocDiag, trace and BlockDiagonal, batched and not, at the
+    # oldest, default and newest opsets (their rules use Gather/ScatterND/Pad,
+    # whose signatures changed between opsets).
+    x, v = stack("x", dtype, (2,), (3, 4)), stack("v", dtype, (2,), (3,))
+    a, b = pt.matrix("a", dtype=dtype), pt.matrix("b", dtype=dtype)
+    outputs = [
+        pt.diagonal(x, offset=1, axis1=-2, axis2=-1),
+        pt.trace(x[0]),
+        pt.basic.alloc_diag(v, offset=-1, axis1=1, axis2=2),
+        pt.linalg.block_diag(a, b),
+        pt.vectorize(pt.diag, "(n)->(n,n)")(v),
+    ]
+    values = [rng.normal(size=s).astype(dtype) for s in [(2, 3, 4), (2, 3), (2, 2), (1, 3)]]
+    compare([x, v, a, b], outputs, values, dtype, opset)
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_products_built_from_graphs(dtype, rng):
     # Einsum, kron, tensordot, outer and matrix_power are PyTensor graphs
