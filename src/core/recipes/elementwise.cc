@@ -1,5 +1,6 @@
 #include "elementwise.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "errors.h"
@@ -16,24 +17,54 @@ Value* Ew::poly(Value* x, const double* coeffs, size_t n) const {
 
 Value* Ew::poly(Value* x, const std::vector<double>& coeffs) const { return poly(x, coeffs.data(), coeffs.size()); }
 
-Value* Ew::table(Value* w, const PiecewiseTable& t) const {
-  const size_t n = static_cast<size_t>(t.degree) + 1;
-  const double scale = t.pieces / (t.hi - t.lo);
-  Value* u = mul(sub(w, t.lo), scale);
-  // Clipped before the Cast: NaN and out-of-range values pick an end piece
-  // (whose polynomial then gives NaN or an extrapolation the caller discards).
-  Value* k = min(max(floor(u), c(0.0)), c(t.pieces - 1));
-  k = where(isnan(k), c(0.0), k);
-  Value* s = sub(sub(u, k), 0.5);
-  Value* index = g_.cast(k, DType::Int64);
+Value* Ew::table(Value* w, const PiecewiseTable& t) const { return tables({{w, &t, nullptr}}); }
+
+Value* Ew::tables(const std::vector<TablePart>& parts) const {
+  if (parts.empty()) throw BuildError("tables: no parts");
+  size_t n = 0;  // coefficients per piece, the largest degree's
+  int64_t total_pieces = 0;
+  for (const TablePart& part : parts) {
+    n = std::max(n, static_cast<size_t>(part.table->degree) + 1);
+    total_pieces += part.table->pieces;
+  }
+  // Per part: the piece index k (offset into the concatenated pieces) and
+  // the local variable s in [-1/2, 1/2].
+  std::vector<Value*> index(parts.size()), local(parts.size());
+  double offset = 0.0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const PiecewiseTable& t = *parts[i].table;
+    Value* u = mul(sub(parts[i].w, t.lo), t.pieces / (t.hi - t.lo));
+    // Clipped before the Cast: NaN and out-of-range values pick an end piece
+    // (whose polynomial then gives NaN or an extrapolation the caller discards).
+    Value* k = min(max(floor(u), c(0.0)), c(t.pieces - 1));
+    k = where(isnan(k), c(0.0), k);
+    local[i] = sub(sub(u, k), 0.5);
+    index[i] = offset == 0.0 ? k : add(k, offset);
+    offset += t.pieces;
+  }
+  // A single piece needs no look-up: its coefficients are constants.
+  if (parts.size() == 1 && parts[0].table->pieces == 1) return poly(local[0], parts[0].table->coefficients, n);
+  Value* k = index.back();
+  Value* s = local.back();
+  for (size_t i = parts.size() - 1; i-- > 0;) {
+    if (parts[i].when == nullptr) throw BuildError("tables: only the last part may have no condition");
+    k = where(parts[i].when, index[i], k);
+    s = where(parts[i].when, local[i], s);
+  }
+  Value* piece = g_.cast(k, DType::Int64);
   // One column of coefficients per power, gathered per element.
   std::vector<Value*> column(n);
   for (size_t j = 0; j < n; ++j) {
-    std::vector<double> values(static_cast<size_t>(t.pieces));
-    for (size_t k_ = 0; k_ < values.size(); ++k_) values[k_] = t.coefficients[k_ * n + j];
-    Value* table = g_.constant(Tensor::from_values(DType::Float64, values, {t.pieces}), "table");
+    std::vector<double> values;
+    values.reserve(static_cast<size_t>(total_pieces));
+    for (const TablePart& part : parts) {
+      const PiecewiseTable& t = *part.table;
+      const size_t m = static_cast<size_t>(t.degree) + 1;
+      for (int p = 0; p < t.pieces; ++p) values.push_back(j < m ? t.coefficients[static_cast<size_t>(p) * m + j] : 0.0);
+    }
+    Value* table = g_.constant(Tensor::from_values(DType::Float64, values, {total_pieces}), "table");
     table = g_.cast(table, dtype_);
-    column[j] = g_.op1("Gather", {table, index}, {{"axis", int64_t{0}}});
+    column[j] = g_.op1("Gather", {table, piece}, {{"axis", int64_t{0}}});
   }
   Value* p = column[n - 1];
   for (size_t j = n - 1; j-- > 0;) p = add(mul(p, s), column[j]);

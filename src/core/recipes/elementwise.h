@@ -85,6 +85,21 @@ class Ew {
   Value* poly(Value* x, const double* coeffs, size_t n) const;
   // The piecewise table at w (w outside [lo, hi] uses the nearest piece).
   Value* table(Value* w, const PiecewiseTable& table) const;
+  // One part of a `tables` look-up: `table` at `w` where `when` holds
+  // (`when` is null for the last part, which takes every other element).
+  struct TablePart {
+    Value* w;
+    const PiecewiseTable* table;
+    Value* when;
+  };
+  // Per element, the first part whose `when` holds, evaluated as `table`
+  // would: bit for bit the same values. The parts share one Gather per
+  // coefficient and one Horner chain (their pieces concatenated, lower
+  // degrees padded with leading zeros, which Horner passes through exactly):
+  // ONNX Runtime runs every node over every element, so a recipe that picks
+  // one of several tables per element costs ~3 nodes per coefficient once
+  // instead of once per table.
+  Value* tables(const std::vector<TablePart>& parts) const;
 
   // (hi, lo) with hi + lo == x exactly and hi holding the upper 26 bits (so
   // products of two hi parts are exact); Veltkamp's splitting.

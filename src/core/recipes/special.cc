@@ -36,15 +36,18 @@ constexpr double kPiValue = 0x1.921fb54442d18p+1;
 
 // --- error function family ---------------------------------------------
 
-// erf(x) for |x| <= 1/2: x * P(x^2).
-Value* erf_small(const Ew& f, Value* x) { return f.mul(x, f.table(f.sqr(x), kErfSmall)); }
+// The one table look-up of erf, erfc and erfcx at x (a = |x|): erf(x) / x
+// in x^2 where `small` holds (|x| <= 1/2), erfcx(a) in w = 4 / (4 + a)
+// elsewhere.
+Value* erf_family_table(const Ew& f, Value* x, Value* a, Value* small) {
+  return f.tables({{f.sqr(x), &kErfSmall, small}, {f.div(4.0, f.add(a, 4.0)), &kErfcxMid, nullptr}});
+}
 
-// erfcx(x) for x >= 1/2 (other x give values the callers discard): the table
-// in w = 4 / (4 + x) up to 50, the asymptotic series
-// erfcx(x) = 1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2x^2)^k above
-// (at x = 50 the first omitted term is below 1e-18).
-Value* erfcx_positive(const Ew& f, Value* x) {
-  Value* table = f.table(f.div(4.0, f.add(x, 4.0)), kErfcxMid);
+// erfcx(x) for x >= 1/2 (other x give values the callers discard), given
+// `table`, erf_family_table's value there: the table up to 50, the
+// asymptotic series erfcx(x) = 1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2x^2)^k
+// above (at x = 50 the first omitted term is below 1e-18).
+Value* erfcx_positive(const Ew& f, Value* x, Value* table) {
   Value* inv = f.div(1.0, x);
   Value* y = f.sqr(inv);
   Value* series = f.poly(y, {1.0, -0.5, 0.75, -1.875, 6.5625, -29.53125, 162.421875});
@@ -54,24 +57,30 @@ Value* erfcx_positive(const Ew& f, Value* x) {
 
 Value* erf_core(const Ew& f, Value* x) {
   Value* a = f.abs(x);
-  Value* tail = f.sub(1.0, f.mul(f.exp_neg_square(a), erfcx_positive(f, a)));
-  return f.where(f.le(a, 0.5), erf_small(f, x), f.mul(f.sign(x), tail));
+  Value* small = f.le(a, 0.5);
+  Value* table = erf_family_table(f, x, a, small);
+  Value* tail = f.sub(1.0, f.mul(f.exp_neg_square(a), erfcx_positive(f, a, table)));
+  return f.where(small, f.mul(x, table), f.mul(f.sign(x), tail));
 }
 
 Value* erfc_core(const Ew& f, Value* x) {
   Value* a = f.abs(x);
-  Value* upper = f.mul(f.exp_neg_square(a), erfcx_positive(f, a));  // erfc(|x|)
+  Value* small = f.lt(a, 0.5);
+  Value* table = erf_family_table(f, x, a, small);
+  Value* upper = f.mul(f.exp_neg_square(a), erfcx_positive(f, a, table));  // erfc(|x|)
   Value* outer = f.where(f.lt(x, 0.0), f.sub(2.0, upper), upper);
-  return f.where(f.lt(a, 0.5), f.sub(1.0, erf_small(f, x)), outer);
+  return f.where(small, f.sub(1.0, f.mul(x, table)), outer);
 }
 
 Value* erfcx_core(const Ew& f, Value* x) {
   Value* a = f.abs(x);
-  Value* positive = erfcx_positive(f, a);
-  Value* small = f.mul(f.exp_square(x), f.sub(1.0, erf_small(f, x)));
+  Value* small = f.lt(a, 0.5);
+  Value* table = erf_family_table(f, x, a, small);
+  Value* positive = erfcx_positive(f, a, table);
+  Value* near_zero = f.mul(f.exp_square(x), f.sub(1.0, f.mul(x, table)));
   // erfcx(-a) = 2 exp(a^2) - erfcx(a): no cancellation for a >= 1/2.
   Value* negative = f.sub(f.mul(f.exp_square(a), 2.0), positive);
-  return f.where(f.lt(a, 0.5), small, f.where(f.lt(x, 0.0), negative, positive));
+  return f.where(small, near_zero, f.where(f.lt(x, 0.0), negative, positive));
 }
 
 // Inverses: erfinv(y) = y T(y^2) for |y| <= 1/2; otherwise through
@@ -80,26 +89,51 @@ Value* erfcx_core(const Ew& f, Value* x) {
 // smallest subnormal).
 Value* erfinv_small(const Ew& f, Value* y) { return f.mul(y, f.table(f.sqr(y), kErfinvSmall)); }
 
+// erfcinv(q) for 0 < q <= 1/2 is t T(t) with t = sqrt(-log q): the table
+// parts of T, and the result from T's value.
+std::vector<Ew::TablePart> erfcinv_table_parts(const Ew& f, Value* t) {
+  return {{t, &kErfcinvMid, f.lt(t, 6.0)}, {t, &kErfcinvTail, nullptr}};
+}
+Value* erfcinv_from_table(const Ew& f, Value* minus_log_q, Value* t, Value* table) {
+  return f.where(f.eq(minus_log_q, kInf), kInf, f.mul(t, table));
+}
+
 // erfcinv(q) for 0 < q <= 1/2, from minus_log_q = -log(q).
 Value* erfcinv_from_log(const Ew& f, Value* minus_log_q) {
   Value* t = f.sqrt(minus_log_q);
-  Value* x = f.mul(t, f.where(f.lt(t, 6.0), f.table(t, kErfcinvMid), f.table(t, kErfcinvTail)));
-  return f.where(f.eq(minus_log_q, kInf), kInf, x);
+  return erfcinv_from_table(f, minus_log_q, t, f.tables(erfcinv_table_parts(f, t)));
+}
+
+// The table look-up of erfinv and erfcinv: erfinv(y) / y in y^2 where
+// `small` holds, else erfcinv's parts at t.
+Value* erfinv_family_table(const Ew& f, Value* y, Value* small, Value* t) {
+  std::vector<Ew::TablePart> parts{{f.sqr(y), &kErfinvSmall, small}};
+  for (const Ew::TablePart& part : erfcinv_table_parts(f, t)) parts.push_back(part);
+  return f.tables(parts);
 }
 
 Value* erfinv_core(const Ew& f, Value* y) {
   Value* a = f.abs(y);
-  Value* tail = f.mul(f.sign(y), erfcinv_from_log(f, f.neg(f.log(f.sub(1.0, a)))));
-  Value* r = f.where(f.le(a, 0.5), erfinv_small(f, y), tail);
+  Value* small = f.le(a, 0.5);
+  Value* minus_log_q = f.neg(f.log(f.sub(1.0, a)));
+  Value* t = f.sqrt(minus_log_q);
+  Value* table = erfinv_family_table(f, y, small, t);
+  Value* tail = f.mul(f.sign(y), erfcinv_from_table(f, minus_log_q, t, table));
+  Value* r = f.where(small, f.mul(y, table), tail);
   return f.where(f.gt(a, 1.0), kNaN, r);
 }
 
 Value* erfcinv_core(const Ew& f, Value* q) {
-  // Around q = 1: -erfinv(q - 1), exact for 1/2 <= q <= 3/2.
-  Value* middle = erfinv_small(f, f.sub(1.0, q));
-  Value* upper = f.neg(erfcinv_from_log(f, f.neg(f.log(f.sub(2.0, q)))));  // erfcinv(q) = -erfcinv(2 - q)
-  Value* lower = erfcinv_from_log(f, f.neg(f.log(q)));
-  Value* r = f.where(f.lt(q, 0.5), lower, f.where(f.gt(q, 1.5), upper, middle));
+  // Around q = 1: -erfinv(q - 1) (= erfinv(1 - q)), exact for 1/2 <= q <= 3/2;
+  // below: erfcinv from -log q; above: erfcinv(q) = -erfcinv(2 - q).
+  Value* lower = f.lt(q, 0.5);
+  Value* upper = f.gt(q, 1.5);
+  Value* minus_log_q = f.neg(f.log(f.where(lower, q, f.sub(2.0, q))));
+  Value* t = f.sqrt(minus_log_q);
+  Value* y = f.sub(1.0, q);
+  Value* table = erfinv_family_table(f, y, f.not_(f.or_(lower, upper)), t);
+  Value* tail = erfcinv_from_table(f, minus_log_q, t, table);
+  Value* r = f.where(lower, tail, f.where(upper, f.neg(tail), f.mul(y, table)));
   return f.where(f.or_(f.lt(q, 0.0), f.gt(q, 2.0)), kNaN, r);
 }
 
