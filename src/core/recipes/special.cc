@@ -392,19 +392,25 @@ Value* polygamma_core(const Ew& f, Value* n, Value* x) {
 // exp(-|x|) I0(x), exp(-|x|) I1(x): tables in |x| up to 8 (I1 / x there, so
 // I1 keeps its sign and relative accuracy at tiny x), and beyond in
 // w = 8 / |x| of sqrt(|x|) exp(-|x|) I_v (smooth, tending to 1/sqrt(2 pi)).
-Value* bessel_large_scaled(const Ew& f, Value* a, const PiecewiseTable& table) {
-  return f.div(f.table(f.div(8.0, a), table), f.sqrt(a));
+// The one look-up of both tables at a = |x|: small's value in a where
+// a <= 8, large's in w = 8 / a elsewhere.
+Value* bessel_table(const Ew& f, Value* a, Value* small_a, const PiecewiseTable& small, const PiecewiseTable& large) {
+  return f.tables({{a, &small, small_a}, {f.div(8.0, a), &large, nullptr}});
 }
 
 Value* i0e_core(const Ew& f, Value* x) {
   Value* a = f.abs(x);
-  return f.where(f.le(a, 8.0), f.table(a, kI0eSmall), bessel_large_scaled(f, a, kI0eLarge));
+  Value* small = f.le(a, 8.0);
+  Value* table = bessel_table(f, a, small, kI0eSmall, kI0eLarge);
+  return f.where(small, table, f.div(table, f.sqrt(a)));
 }
 
 Value* i1e_core(const Ew& f, Value* x) {
   Value* a = f.abs(x);
-  Value* large = f.mul(f.sign(x), bessel_large_scaled(f, a, kI1eLarge));
-  return f.where(f.le(a, 8.0), f.mul(x, f.table(a, kI1eSmallOverX)), large);
+  Value* small = f.le(a, 8.0);
+  Value* table = bessel_table(f, a, small, kI1eSmallOverX, kI1eLarge);
+  Value* large = f.mul(f.sign(x), f.div(table, f.sqrt(a)));
+  return f.where(small, f.mul(x, table), large);
 }
 
 // I_v(x) = exp(|x|) ive(x), with exp(|x|) applied as two halves so the
