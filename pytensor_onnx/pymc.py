@@ -44,7 +44,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without PyMC
 import numpy as np
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.graph.basic import ancestors
+from pytensor.graph.traversal import ancestors  # (pytensor.graph.basic.ancestors is deprecated in 3.x)
 from pytensor.graph.replace import graph_replace
 
 from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
