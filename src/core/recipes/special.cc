@@ -86,8 +86,8 @@ Value* erfcx_core(const Ew& f, Value* x) {
 // Inverses: erfinv(y) = y T(y^2) for |y| <= 1/2; otherwise through
 // erfcinv(q) of q = 1 - |y| (exact for |y| >= 1/2) as t T(t) with
 // t = sqrt(-log q), in two tables (q down to 1e-16, and below, to the
-// smallest subnormal).
-Value* erfinv_small(const Ew& f, Value* y) { return f.mul(y, f.table(f.sqr(y), kErfinvSmall)); }
+// smallest subnormal). The three tables are looked up at once
+// (erfinv_family_table).
 
 // erfcinv(q) for 0 < q <= 1/2 is t T(t) with t = sqrt(-log q): the table
 // parts of T, and the result from T's value.
@@ -96,12 +96,6 @@ std::vector<Ew::TablePart> erfcinv_table_parts(const Ew& f, Value* t) {
 }
 Value* erfcinv_from_table(const Ew& f, Value* minus_log_q, Value* t, Value* table) {
   return f.where(f.eq(minus_log_q, kInf), kInf, f.mul(t, table));
-}
-
-// erfcinv(q) for 0 < q <= 1/2, from minus_log_q = -log(q).
-Value* erfcinv_from_log(const Ew& f, Value* minus_log_q) {
-  Value* t = f.sqrt(minus_log_q);
-  return erfcinv_from_table(f, minus_log_q, t, f.tables(erfcinv_table_parts(f, t)));
 }
 
 // The table look-up of erfinv and erfcinv: erfinv(y) / y in y^2 where
@@ -162,15 +156,21 @@ Value* ndtri_exp_core(const Ew& f, Value* x) {
   constexpr double kLn2Hi = 0x1.62e42fefa39efp-1;
   constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;
   Value* shifted = f.add(f.add(x, kLn2Hi), kLn2Lo);  // x + log 2
-  Value* minus_log_low = f.neg(shifted);
-  Value* low_tail = f.where(f.gt(minus_log_low, 27.0 * 27.0), erfcinv_asymptotic(f, minus_log_low),
-                            erfcinv_from_log(f, minus_log_low));
-  Value* middle = erfinv_small(f, expm1_float64(f.g(), shifted));
-  Value* high_tail = erfcinv_from_log(f, f.neg(f.log(f.mul(expm1_float64(f.g(), x), -2.0))));
   constexpr double kLogQuarter = -0x1.62e42fefa39efp+0;         // log(1/4)
   constexpr double kLogThreeQuarters = -0x1.269621134db92p-2;   // log(3/4)
-  Value* r = f.where(f.lt(x, kLogQuarter), f.mul(low_tail, -kSqrt2),
-                     f.where(f.le(x, kLogThreeQuarters), f.mul(middle, kSqrt2), f.mul(high_tail, kSqrt2)));
+  Value* low = f.lt(x, kLogQuarter);
+  Value* not_high = f.le(x, kLogThreeQuarters);
+  // -log q of the erfcinv argument q of each tail (one table look-up serves
+  // the three regions).
+  Value* minus_log_q = f.where(low, f.neg(shifted), f.neg(f.log(f.mul(expm1_float64(f.g(), x), -2.0))));
+  Value* t = f.sqrt(minus_log_q);
+  Value* two_p_minus_1 = expm1_float64(f.g(), shifted);
+  Value* table = erfinv_family_table(f, two_p_minus_1, f.and_(f.not_(low), not_high), t);
+  Value* tail = erfcinv_from_table(f, minus_log_q, t, table);
+  Value* low_tail = f.where(f.gt(minus_log_q, 27.0 * 27.0), erfcinv_asymptotic(f, minus_log_q), tail);
+  Value* middle = f.mul(two_p_minus_1, table);
+  Value* r = f.where(low, f.mul(low_tail, -kSqrt2),
+                     f.where(not_high, f.mul(middle, kSqrt2), f.mul(tail, kSqrt2)));
   r = f.where(f.eq(x, -kInf), -kInf, r);
   return f.where(f.gt(x, 0.0), kNaN, r);
 }
