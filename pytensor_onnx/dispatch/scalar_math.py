@@ -137,3 +137,7 @@ if compat.GammaU is not None:  # PyTensor 2.38; 3.3 builds gammau/gammal as grap
 
 # The regularized incomplete beta function (src/core/recipes/incomplete_beta.cc).
 onnx_funcify.register(psm.BetaInc)(float_recipe("betainc"))
+
+# The Gauss hypergeometric function 2F1(a, b; c; z) (src/core/recipes/hyp2f1.cc;
+# its gradient is a Grad2F1Loop, converted by scalar_loop.py, plus Hyp2F1 itself).
+onnx_funcify.register(psm.Hyp2F1)(float_recipe("hyp2f1"))
