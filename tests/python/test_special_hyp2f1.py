@@ -108,6 +108,10 @@ def _special_grid():
     # multiplies the inf of a pole of c by (1 - z)^(c - a - b)); the recipe
     # returns +inf there (test_scipy_differs).
     keep &= (want != -INF) | (z == 1.0)
+    # a = c = -1: SciPy 1.18 sums the series cut at its zero term, 1 + b z;
+    # SciPy 1.17 (PyMC 5's line) returns (1 - z)^-b there
+    # (test_a_equal_c_minus_one).
+    keep &= ~((a == -1.0) & (c == -1.0))
     # z = 1, divergent: SciPy's sign where it is that of the limit
     # (mpmath's); it is not for some negative a or b (test_scipy_differs).
     at_one = np.flatnonzero(keep & (z == 1.0) & np.isinf(want))
@@ -244,6 +248,16 @@ def test_scipy_differs():
     got = _onnx(np.array([1.0]), np.array([1.0]), np.array([-1.0]), np.array([2.0]))
     np.testing.assert_array_equal(got, [INF])
     np.testing.assert_array_equal(scipy.special.hyp2f1(1.0, 1.0, -1.0, 2.0), -INF)
+
+
+def test_a_equal_c_minus_one():
+    # F(-1, b; -1; z) is 0/0 from the second term on: the recipe gives
+    # SciPy 1.18's 1 + b z (the limit c -> -1 with a = -1), which older
+    # SciPy (1.17) replaced by (1 - z)^-b (the limit along a = c).
+    b = np.array([1.0, 2.0, 0.5, -2.5, 3.5])
+    z = np.array([0.5, -0.5, 2.0, -3.0, 0.95])
+    got = _onnx(np.full(5, -1.0), b, np.full(5, -1.0), z)
+    np.testing.assert_allclose(got, 1 + b * z, rtol=1e-15)
 
 
 def test_nan_where_inaccurate():
