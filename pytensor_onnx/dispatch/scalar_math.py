@@ -68,24 +68,26 @@ for _scalar_op, _recipe in [(psm.I0, "i0"), (psm.I1, "i1")]:
     onnx_funcify.register(_scalar_op)(float_recipe(_recipe))
 
 
-def _bessel_order(op, node, v):
-    """The order of Ive/Iv when it is a constant 0 or 1 everywhere, else NotImplementedError."""
+def _constant_order(v):
+    """The order of Ive/Iv when it is a constant 0 or 1 everywhere, else None."""
     values = v.constant_value
     if values is not None:
         values = np.unique(np.asarray(values))
         if values.size == 1 and values[0] in (0, 1):
             return int(values[0])
-    raise NotImplementedError(
-        f"{type(op).__name__} (node: {node}): only orders 0 and 1 given as constants convert "
-        "(general orders need recipes not written yet)"
-    )
+    return None
 
 
 def _bessel_rule(scaled):
+    # Constant orders 0 and 1 use the table recipes i0e/i1e (no Loop); any
+    # other order, constant or not, the real-order recipe
+    # (src/core/recipes/bessel_ik.cc).
     def rule(op, node, g, v, x):
         dtype = out_dtype(node)
         require_float(op, node, dtype)
-        order = _bessel_order(op, node, v)
+        order = _constant_order(v)
+        if order is None:
+            return g.recipe("ive" if scaled else "iv", *cast_all(g, [v, x], dtype))
         (x,) = cast_all(g, [x], dtype)
         result = g.recipe(f"i{order}e" if scaled else f"i{order}", x)
         if scaled:  # SciPy's ive (AMOS) is NaN at +-inf, where the limit is 0
@@ -102,6 +104,7 @@ def _bessel_rule(scaled):
 onnx_funcify.register(psm.Ive)(_bessel_rule(scaled=True))
 if compat.Iv is not None:
     onnx_funcify.register(compat.Iv)(_bessel_rule(scaled=False))
+onnx_funcify.register(psm.Kve)(float_recipe("kve"))
 
 
 # The regularized incomplete gamma functions (src/core/recipes/incomplete_gamma.cc).

@@ -485,17 +485,6 @@ def test_xlogx_and_xlogy0(dtype):
         compare_onnx_and_py([x], [gx], [RNG.uniform(0.1, 5, 10).astype(dtype)], rtol=rtol)
 
 
-def test_bessel_orders_other_than_constant_0_and_1_raise():
-    v, x = pt.dvector("v"), pt.dvector("x")
-    with pytest.raises(NotImplementedError, match="Ive.*only orders 0 and 1"):
-        pytensor.function([v, x], pt.ive(v, x), mode="ONNX")
-    with pytest.raises(NotImplementedError, match="Ive.*only orders 0 and 1"):
-        pytensor.function([x], pt.ive(2, x), mode="ONNX")
-    # Hence I1's gradient, (I0 + I2) / 2, does not convert yet.
-    with pytest.raises(NotImplementedError, match="only orders 0 and 1"):
-        pytensor.function([x], pytensor.grad(pt.i1(x).sum(), x), mode="ONNX")
-
-
 def test_ive_broadcasts_a_constant_order():
     x = pt.dvector("x")
     out = pt.ive(np.zeros((2, 1)), x)
