@@ -115,6 +115,10 @@ onnx_funcify.register(psm.GammaIncC)(float_recipe("gammaincc"))
 onnx_funcify.register(psm.GammaIncInv)(float_recipe("gammaincinv"))
 onnx_funcify.register(psm.GammaIncCInv)(float_recipe("gammainccinv"))
 
+# The inverse of the regularized incomplete beta function in x
+# (src/core/recipes/incomplete_beta_inverse.cc).
+onnx_funcify.register(psm.BetaIncInv)(float_recipe("betaincinv"))
+
 # Owen's T function (src/core/recipes/owens_t.cc).
 onnx_funcify.register(psm.Owens_t)(float_recipe("owens_t"))
 

@@ -207,7 +207,9 @@ Value* continued_fraction(const Ew& f, Value* a, Value* b, Value* x, Value* y) {
   return f.where(r.converged, r.state[2], kNaN);
 }
 
-Value* incomplete_beta(const Ew& f, Value* a, Value* b, Value* x) {
+// `complement` is 1 - x given exactly (betainc_xy), or null: then 1 - x is
+// formed here (exact for x >= 1/2, rounded below).
+Value* incomplete_beta(const Ew& f, Value* a, Value* b, Value* x, Value* complement = nullptr) {
   Value* nan_result = f.or_(f.or_(f.isnan(a), f.isnan(b)), f.isnan(x));
   nan_result = f.or_(nan_result, f.or_(f.lt(a, 0.0), f.lt(b, 0.0)));
   nan_result = f.or_(nan_result, f.or_(f.lt(x, 0.0), f.gt(x, 1.0)));
@@ -222,7 +224,7 @@ Value* incomplete_beta(const Ew& f, Value* a, Value* b, Value* x) {
   a = f.where(special, 1.0, a);
   b = f.where(special, 1.0, b);
   x = f.where(special, 0.5, x);
-  Value* y = f.sub(1.0, x);
+  Value* y = complement ? f.where(special, 0.5, complement) : f.sub(1.0, x);
 
   Value* direct_series = f.and_(f.le(f.mul(b, x), 1.0), f.le(x, 0.95));
   Value* complement_series =
@@ -259,11 +261,24 @@ std::vector<Value*> build_betainc(GraphBuilder& g, const std::vector<Value*>& in
   return in_float64(g, "betainc", in, attrs, betainc_core);
 }
 
+std::vector<Value*> betainc_xy_core(const Ew& f, const std::vector<Value*>& in, const Attributes&) {
+  return {incomplete_beta(f, in[0], in[1], in[2], in[3])};
+}
+
+std::vector<Value*> build_betainc_xy(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
+  return in_float64(g, "betainc_xy", in, attrs, betainc_xy_core);
+}
+
 }  // namespace
 
 void add_incomplete_beta_recipes(std::vector<RecipeInfo>& table) {
   table.push_back({"betainc", build_betainc, 3, 3,
                    "the regularized incomplete beta function I_x(a, b) (float inputs, computed in float64)",
+                   FunctionUse::kElementwise});
+  // For callers that know 1 - x more exactly than x (the inverse, whose
+  // iterate is a log-odds): x close to 1 keeps the digits of 1 - x.
+  table.push_back({"betainc_xy", build_betainc_xy, 4, 4,
+                   "I_x(a, b) with x and 1 - x given separately (inputs a, b, x, 1 - x; float, computed in float64)",
                    FunctionUse::kElementwise});
 }
 
