@@ -19,6 +19,7 @@ const std::vector<RecipeInfo>& all_recipes() {
     add_owens_t_recipes(t);
     add_hyp2f1_recipes(t);
     add_bessel_ik_recipes(t);
+    add_bessel_jy_recipes(t);
     add_incomplete_beta_inverse_recipes(t);
     add_bitwise_recipes(t);
     add_linalg_recipes(t);

@@ -63,6 +63,7 @@ void add_incomplete_gamma_inverse_recipes(std::vector<RecipeInfo>& table);
 void add_owens_t_recipes(std::vector<RecipeInfo>& table);
 void add_hyp2f1_recipes(std::vector<RecipeInfo>& table);
 void add_bessel_ik_recipes(std::vector<RecipeInfo>& table);
+void add_bessel_jy_recipes(std::vector<RecipeInfo>& table);
 void add_incomplete_beta_inverse_recipes(std::vector<RecipeInfo>& table);
 void add_bitwise_recipes(std::vector<RecipeInfo>& table);
 void add_linalg_recipes(std::vector<RecipeInfo>& table);

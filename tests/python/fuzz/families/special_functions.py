@@ -54,6 +54,8 @@ FUNCTIONS = {
     "tri_gamma": (pt.tri_gamma, lambda x: pt.clip(_finite(x), -1e6, 1e6) + 0.25),
     "i0": (pt.i0, _bounded(600.0)),
     "i1": (pt.i1, _bounded(600.0)),
+    "j0": (pt.j0, _bounded(1e4)),
+    "j1": (pt.j1, _bounded(1e4)),
     "tan": (pt.tan, _bounded(1e6)),
     "arcsin": (pt.arcsin, _open_unit),
     "arccos": (pt.arccos, _open_unit),
@@ -71,7 +73,7 @@ FUNCTIONS = {
 class SpecialFunction(OpGenerator):
     name = "special_functions.unary"
     exact = False
-    weight = 6.0  # 25 functions
+    weight = 6.0  # 27 functions
 
     def accepts(self, meta):
         # Integer operands are upcast to float by PyTensor; wide ints to float64.
