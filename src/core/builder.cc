@@ -55,7 +55,8 @@ GraphBuilder::GraphBuilder(int opset, std::string graph_name, bool use_functions
 GraphBuilder::GraphBuilder(GraphBuilder& parent, std::string graph_name)
     : opset_(parent.opset_),
       graph_(std::make_shared<Graph>(std::move(graph_name), &parent.graph())),
-      context_(parent.context_) {}
+      context_(parent.context_),
+      outer_substitute_(parent.outer_substitute_) {}
 
 GraphBuilder::GraphBuilder(int opset, std::shared_ptr<Graph> graph, std::shared_ptr<ModelContext> context)
     : opset_(opset), graph_(std::move(graph)), context_(std::move(context)) {}
@@ -94,6 +95,11 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
       for (size_t i = 0; i < required; ++i) {
         if (!inputs[i]) throw BuildError(op_type + ": input " + std::to_string(i) + " is required");
       }
+    }
+  }
+  if (outer_substitute_) {
+    for (Value*& in : inputs) {
+      if (in && !graph_->owns(in)) in = outer_substitute_(in);
     }
   }
   for (Value* in : inputs) {

@@ -7,6 +7,7 @@
 // exact cast exists. Every node it emits gets inferred dtypes and shapes.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,6 +76,14 @@ class GraphBuilder {
   // The model's function library; null when recipes are built inline.
   FunctionLibrary* functions() const { return context_->functions.get(); }
 
+  // Reads of enclosing-graph values by nodes of this builder, and of the
+  // subgraph builders made from it, go through `substitute`, which returns
+  // the value to read instead (or the value itself). Element-wise Loops use
+  // it to give a body the compacted (still active) elements of the
+  // per-element values it reads from outside (recipes/loops.cc).
+  using OuterSubstitute = std::function<Value*(Value*)>;
+  void substitute_outer_reads(OuterSubstitute substitute) { outer_substitute_ = std::move(substitute); }
+
  private:
   GraphBuilder(int opset, std::shared_ptr<Graph> graph, std::shared_ptr<ModelContext> context);
 
@@ -84,6 +93,7 @@ class GraphBuilder {
   // A model-local function's body: its outputs may have unknown ranks (the
   // checker's rank requirement is for the main graph's outputs only).
   bool is_function_body_ = false;
+  OuterSubstitute outer_substitute_;
 };
 
 }  // namespace pytensor_onnx

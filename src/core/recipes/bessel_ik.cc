@@ -27,6 +27,7 @@
 #include <cmath>
 #include <limits>
 
+#include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
 #include "recipes.h"
@@ -343,7 +344,7 @@ Value* kve(const Ew& f, Value* v_in, Value* x_in) {
   value = f.where(use, value, kNaN);
   // SciPy: inf at x = 0 whatever the order (NaN too), NaN for x < 0.
   value = f.where(f.eq(x, 0.0), kInf, value);
-  return f.g().op1("Reshape", {value, p.shape});
+  return unflatten(f.g(), value, p.shape);
 }
 
 Value* ive(const Ew& f, Value* v_in, Value* x_in) {
@@ -390,7 +391,7 @@ Value* ive(const Ew& f, Value* v_in, Value* x_in) {
   // for negative non-integer orders (SciPy; I_v itself is infinite there).
   Value* at_zero = f.where(f.eq(v, 0.0), 1.0, f.where(f.or_(f.gt(v, 0.0), integer_v), 0.0, kNaN));
   value = f.where(f.and_(f.eq(x, 0.0), f.not_(f.or_(f.isnan(v), f.isinf(v)))), at_zero, value);
-  return f.g().op1("Reshape", {value, p.shape});
+  return unflatten(f.g(), value, p.shape);
 }
 
 // iv = exp(|x|) ive, the exponential applied as two halves (finite up to

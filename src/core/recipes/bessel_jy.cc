@@ -30,6 +30,7 @@
 #include <cmath>
 #include <limits>
 
+#include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
 #include "recipes.h"
@@ -346,7 +347,7 @@ Value* jv(const Ew& f, Value* v_in, Value* x_in) {
   Value* at_zero = f.where(f.eq(v, 0.0), 1.0, f.where(f.or_(f.gt(v, 0.0), integer_v), 0.0, pole));
   value = f.where(f.and_(f.eq(x, 0.0), f.not_(f.isnan(v))), at_zero, value);
   value = f.where(f.and_(f.eq(v, kInf), f.and_(f.ge(x, 0.0), f.not_(f.isinf(x)))), 0.0, value);
-  return g.op1("Reshape", {value, shape});
+  return unflatten(g, value, shape);
 }
 
 std::vector<Value*> jv_core(const Ew& f, const std::vector<Value*>& in, const Attributes&) {

@@ -32,4 +32,20 @@ inline Value* int64_scalar(GraphBuilder& g, int64_t value) {
   return g.constant(Tensor::int64_scalar(value), "int");
 }
 
+// `flat`, the elements of a tensor of shape `shape` in order, reshaped to
+// `shape`: a run-time int64 vector that may hold zeros. (Reshape reads a 0
+// as "copy the input's dim" unless allowzero=1, which opset 13 lacks.)
+inline Value* unflatten(GraphBuilder& g, Value* flat, Value* shape) {
+  if (g.opset() >= 14) return g.op1("Reshape", {flat, shape}, {{"allowzero", int64_t{1}}});
+  // Opset 13: a zero-padded copy reshaped to the shape with every 0 made 1,
+  // then sliced down to the sizes; without zeros the padding is empty and
+  // the slice takes everything.
+  Value* nonzero = g.op1("Max", {shape, g.int64s({1})});
+  Value* padded_size = g.op1("ReduceProd", {nonzero}, {{"keepdims", int64_t{1}}});
+  Value* n_pad = g.op1("Sub", {padded_size, g.op1("Reshape", {g.op1("Size", {flat}), g.int64s({1})})});
+  Value* pad = g.op1("ConstantOfShape", {n_pad}, {{"value", Tensor::scalar(flat->dtype, 0.0).with_dims({1})}});
+  Value* padded = g.op1("Reshape", {g.op1("Concat", {flat, pad}, {{"axis", int64_t{0}}}), nonzero});
+  return g.op1("Slice", {padded, g.op1("Mul", {shape, g.int64s({0})}), shape});
+}
+
 }  // namespace pytensor_onnx::recipes

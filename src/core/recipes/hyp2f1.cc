@@ -42,6 +42,7 @@
 #include <cmath>
 #include <limits>
 
+#include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
 #include "recipes.h"
@@ -330,7 +331,7 @@ Value* half(const Ew& f, Value* joined, Value* count, Value* shape, bool second)
   GraphBuilder& g = f.g();
   Value* part = second ? g.op1("Slice", {joined, count, g.int64s({std::numeric_limits<int64_t>::max()})})
                        : g.op1("Slice", {joined, g.int64s({0}), count});
-  return g.op1("Reshape", {part, shape});
+  return unflatten(g, part, shape);
 }
 
 Value* hyp2f1(const Ew& f, Value* a, Value* b, Value* c, Value* z, double tolerance) {
@@ -415,9 +416,9 @@ Value* hyp2f1(const Ew& f, Value* a, Value* b, Value* c, Value* z, double tolera
   Value* ones = f.add(zeros_like(f, a), 1.0);
   Estimate truncated =
       gauss_series(f, flat(a), flat(ones), flat(ones), flat(z), flat(f.neg(b)), flat(truncated_use));
-  Value* truncated_value = g.op1("Reshape", {truncated.value, shape});
+  Value* truncated_value = unflatten(g, truncated.value, shape);
   // SciPy gives NaN where this sum cancels to 0 (its loss test).
-  Value* truncated_ok = f.and_(f.le(g.op1("Reshape", {truncated.error, shape}), tolerance),
+  Value* truncated_ok = f.and_(f.le(unflatten(g, truncated.error, shape), tolerance),
                                f.not_(f.eq(truncated_value, 0.0)));
   truncated_value = f.where(truncated_ok, truncated_value, kNaN);
   result = f.where(b_is_c, f.where(int_b, truncated_value, f.op("Pow", {one_minus_z, f.neg(a)})), result);

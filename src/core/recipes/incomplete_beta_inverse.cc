@@ -44,6 +44,7 @@
 #include <cmath>
 #include <limits>
 
+#include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
 #include "recipes.h"
@@ -233,7 +234,7 @@ Value* betaincinv(const Ew& f, Value* a_in, Value* b_in, Value* y_in) {
   Value* result = f.where(f.or_(a_inf, b_inf), infinite, x);
   result = f.where(y_zero, 0.0, f.where(y_one, 1.0, result));
   result = f.where(nan_result, kNaN, result);
-  return g.op1("Reshape", {result, shape});
+  return unflatten(g, result, shape);
 }
 
 std::vector<Value*> betaincinv_core(const Ew& f, const std::vector<Value*>& in, const Attributes&) {

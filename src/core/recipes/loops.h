@@ -1,10 +1,10 @@
-// Element-wise iterations (series, continued fractions, Newton steps) as one
-// ONNX Loop over whole tensors.
+// Element-wise iterations (series, continued fractions, Newton steps) as
+// ONNX Loops over whole tensors.
 //
-// Each element iterates until it has converged; the Loop runs while any
-// element has not, up to a cap. Converged elements keep their state (the
-// step's result is discarded for them), so every element gets exactly the
-// value its own iteration count gives.
+// Each element iterates until it has converged, up to a cap on the number
+// of steps. Converged elements keep their state (the step's result is
+// discarded for them), so every element gets exactly the value its own
+// iteration count gives.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,8 @@
 #include "builder.h"
 
 namespace pytensor_onnx::recipes {
+
+inline constexpr const char* kCompactedSuffix = "_compacted";
 
 struct LoopStep {
   std::vector<Value*> next;  // the new state, one value per state value
@@ -34,6 +36,15 @@ struct LoopResult {
 
 // Iterates from `initial` (values broadcast to one shape: the result of
 // element-wise ops on all of them) at most `max_iterations` times.
+//
+// Built as two Loops: one over all elements while more than half of them
+// iterate, then one of epochs over the compacted active elements (its body
+// graph named "<name>" + kCompactedSuffix), so the cost follows the
+// elements' own iteration counts. The step is built twice, once per Loop;
+// in the second, its reads of per-element values of the enclosing graph
+// (flat vectors) give the active elements' values. It may read scalars and
+// constants of the enclosing graph too, nothing else. Inside another
+// Loop's or If's body (nested iterations) it is one Loop over all elements.
 LoopResult elementwise_loop(GraphBuilder& g, const std::vector<Value*>& initial, int64_t max_iterations,
                             const LoopStepFn& step, const std::string& name = "iteration");
 
