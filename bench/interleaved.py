@@ -24,7 +24,7 @@ import pytensor_onnx
 from pytensor_onnx.linker import default_session_options
 
 sys.path.insert(0, os.path.dirname(__file__))
-from backends import chain, machine, mlp  # noqa: E402
+from backends import chain, logistic_regression, machine, mlp  # noqa: E402
 
 ROUNDS = 20
 
@@ -52,7 +52,12 @@ def candidates(build):
 
 def main() -> int:
     print(f"Machine: {machine()}\n")
-    for name, build in (("MLP 784-256-256-10 f32, batch 1024", mlp), ("1e6-element f64 chain", chain)):
+    workloads = (
+        ("MLP 784-256-256-10 f32, batch 1024", mlp),
+        ("1e6-element f64 chain", chain),
+        ("logistic regression logp+grad, 1e4 x 20 f64", logistic_regression),
+    )
+    for name, build in workloads:
         calls = candidates(build)
         best = dict.fromkeys(calls, float("inf"))
         for _ in range(ROUNDS):

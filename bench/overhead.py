@@ -5,7 +5,10 @@ Compares, on the same tiny graph (y = 2 * x + 1 on a 4-vector):
   * ONNX mode with ``trust_input=True`` (skips PyTensor's input filtering)
   * bare ``onnxruntime.InferenceSession.run`` on the very model the mode built
   * PyTensor's C mode (and Numba/JAX modes when those are installed)
-Target: ONNX mode within 1.2x of bare ``InferenceSession.run``.
+Target (issue 13): ONNX mode within 1.1x of bare ``InferenceSession.run``.
+PyTensor's ``Function.__call__`` validates every input before any linker
+runs (``TensorType.filter``), which ``trust_input=True`` skips: the two ONNX
+rows differ by that cost, which every PyTensor mode pays.
 """
 
 import sys
@@ -63,7 +66,8 @@ def main() -> int:
     for name, us in rows.items():
         print(f"{name:32s} {us:10.2f} {us / bare:11.2f}x")
     ratio = rows["ONNX mode"] / bare
-    print(f"ONNX mode / bare InferenceSession.run = {ratio:.2f} (target <= 1.20)")
+    trusted_ratio = rows["ONNX mode, trust_input"] / bare
+    print(f"ONNX mode / bare InferenceSession.run = {ratio:.2f} (target <= 1.10); with trust_input {trusted_ratio:.2f}")
     return 0
 
 
