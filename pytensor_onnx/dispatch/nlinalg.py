@@ -15,22 +15,40 @@ from pytensor_onnx import compat
 from pytensor_onnx.compat import linalg_op_class
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable, batched_rule
-from pytensor_onnx.dispatch.shape import guarded, int64_const
+from pytensor_onnx.dispatch.shape import guarded, int64_const, reshape
 from pytensor_onnx.dispatch.slinalg import output_dtype, square
 
 MatrixInverse = linalg_op_class("MatrixInverse")
 Det = linalg_op_class("Det")
 SLogDet = linalg_op_class("SLogDet")
+TensorInv = linalg_op_class("TensorInv")
 
 
-@batch_capable(MatrixInverse)
-@onnx_funcify.register(MatrixInverse)
-def _matrix_inverse(op, node, g, x):
+def _inverse(g, x, node):
     inverse, singular = g.recipe("matrix_inverse", square(g, x, node, output_dtype(node)))
     # numpy.linalg.inv raises LinAlgError("Singular matrix") where getrf finds
     # an exactly zero pivot; ONNX Runtime fails the run there.
     not_singular = g.op("Not", singular)
     return guarded(g, not_singular, inverse)
+
+
+@batch_capable(MatrixInverse)
+@onnx_funcify.register(MatrixInverse)
+def _matrix_inverse(op, node, g, x):
+    return _inverse(g, x, node)
+
+
+@onnx_funcify.register(TensorInv)
+def _tensor_inv(op, node, g, a):
+    # numpy.linalg.tensorinv: a read as the matrix (prod(a.shape[ind:]), -1),
+    # inverted, and reshaped to a.shape[ind:] + a.shape[:ind]. A matrix that
+    # is not square fails at run time, as NumPy raises.
+    shape = g.op("Shape", a)
+    head = g.op("Slice", shape, int64_const(g, [0]), int64_const(g, [op.ind]))
+    tail = g.op("Slice", shape, int64_const(g, [op.ind]), int64_const(g, [a.rank]))
+    rows = g.op("ReduceProd", tail, keepdims=0)
+    inverse = _inverse(g, reshape(g, a, [rows, -1]), node)
+    return reshape(g, inverse, [tail, head])
 
 
 @batch_capable(Det)

@@ -1,4 +1,4 @@
-"""MatrixInverse, Det, SLogDet and the diagonal Ops (dispatch/nlinalg.py): parity
+"""MatrixInverse, Det, SLogDet, TensorInv and the diagonal Ops (dispatch/nlinalg.py): parity
 with PyTensor (NumPy's LAPACK) for float32 and float64, batch dims, opsets,
 sizes, singular matrices."""
 
@@ -60,6 +60,24 @@ def test_singular_inverse_fails_like_numpy():
     # numpy.linalg.inv raises LinAlgError("Singular matrix").
     x = pt.matrix("x")
     compare_raises([x], [pt.linalg.inv(x)], [np.ones((3, 3))], np.linalg.LinAlgError, "Singular")
+
+
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape, ind", [((6, 2, 3), 1), ((2, 3, 6), 2), ((2, 3, 3, 2), 2), ((4, 4), 1)])
+def test_tensorinv(shape, ind, dtype, opset, rng):
+    # numpy.linalg.tensorinv: the matrix (prod(shape[ind:]), -1), inverted
+    # and reshaped to shape[ind:] + shape[:ind].
+    a = pt.tensor("a", dtype=dtype, shape=(None,) * len(shape))
+    n = int(np.prod(shape[ind:]))
+    value = general(rng, n, (), dtype).reshape(shape)
+    compare([a], [pt.linalg.tensorinv(a, ind=ind)], [value], dtype, opset)
+
+
+def test_tensorinv_of_a_non_square_or_singular_tensor_fails_like_numpy():
+    a = pt.tensor3("a")
+    compare_raises([a], [pt.linalg.tensorinv(a, ind=1)], [np.ones((4, 2, 3))], np.linalg.LinAlgError, "must be square")
+    compare_raises([a], [pt.linalg.tensorinv(a, ind=1)], [np.ones((6, 2, 3))], np.linalg.LinAlgError, "Singular")
 
 
 def test_slogdet_of_large_determinants(rng):
