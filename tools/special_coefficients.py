@@ -183,6 +183,52 @@ def i1e_large(w):
     return mp.sqrt(x) * mp.besseli(1, x) * mp.exp(-x)
 
 
+J0_ZEROS = (mp.besseljzero(0, 1), mp.besseljzero(0, 2))  # the zeros of J0 below 8
+J1_ZEROS = (mp.besseljzero(1, 1), mp.besseljzero(1, 2))  # the zeros of J1 below 8
+
+
+def j0_over_zeros(z):
+    """J0(x) / ((z - j01^2)(z - j02^2)) for z = x^2, 0 <= x <= 8 (no zero left)."""
+    return mp.besselj(0, mp.sqrt(z)) / ((z - J0_ZEROS[0] ** 2) * (z - J0_ZEROS[1] ** 2))
+
+
+def j1_over_x_and_zeros(z):
+    """J1(x) / (x (z - j11^2)(z - j12^2)) for z = x^2, 0 <= x <= 8."""
+    factors = (z - J1_ZEROS[0] ** 2) * (z - J1_ZEROS[1] ** 2)
+    if z == 0:
+        return mp.mpf(1) / 2 / factors
+    x = mp.sqrt(z)
+    return mp.besselj(1, x) / x / factors
+
+
+def hankel_pq(order, w):
+    """Hankel's P and Q of J_order(x), Y_order(x) for x = 8 / w:
+    J = sqrt(2 / (pi x)) (P cos chi - Q sin chi), Y = sqrt(2 / (pi x)) (P sin chi + Q cos chi),
+    chi = x - (order / 2 + 1/4) pi."""
+    x = 8 / w
+    chi = x - (mp.mpf(order) / 2 + mp.mpf(1) / 4) * mp.pi
+    j, y = mp.besselj(order, x), mp.bessely(order, x)
+    scale = mp.sqrt(mp.pi * x / 2)
+    return scale * (j * mp.cos(chi) + y * mp.sin(chi)), scale * (y * mp.cos(chi) - j * mp.sin(chi))
+
+
+def j0_p(w):
+    return hankel_pq(0, w)[0]
+
+
+def j0_q_over_w(w):
+    """Q / w: Q = -1 / (8 x) + ... = -w / 64 + ..., so Q / w stays away from 0."""
+    return hankel_pq(0, w)[1] / w
+
+
+def j1_p(w):
+    return hankel_pq(1, w)[0]
+
+
+def j1_q_over_w(w):
+    return hankel_pq(1, w)[1] / w
+
+
 def atan_correction(z):
     """(atan(t) - t) / t^3 for z = t^2."""
     if z == 0:
@@ -219,6 +265,13 @@ TABLES = [
     Table("I1eSmallOverX", "exp(-x) I1(x) / x, 0 <= x <= 8", i1e_small_over_x, 0.0, 8.0, 32),
     Table("I0eLarge", "sqrt(x) exp(-x) I0(x) in w = 8 / x, x >= 8", i0e_large, 0.0, 1.0, 16),
     Table("I1eLarge", "sqrt(x) exp(-x) I1(x) in w = 8 / x, x >= 8", i1e_large, 0.0, 1.0, 16),
+    Table("J0OverZeros", "J0(x) / ((z - j01^2)(z - j02^2)) in z = x^2, 0 <= x <= 8", j0_over_zeros, 0.0, 64.0, 32),
+    Table("J1OverXAndZeros", "J1(x) / (x (z - j11^2)(z - j12^2)) in z = x^2, 0 <= x <= 8", j1_over_x_and_zeros,
+          0.0, 64.0, 32),
+    Table("J0P", "Hankel's P of J0 in w = 8 / x, x >= 8", j0_p, 0.0, 1.0, 16),
+    Table("J0QOverW", "Hankel's Q of J0 over w = 8 / x, x >= 8", j0_q_over_w, 0.0, 1.0, 16),
+    Table("J1P", "Hankel's P of J1 in w = 8 / x, x >= 8", j1_p, 0.0, 1.0, 16),
+    Table("J1QOverW", "Hankel's Q of J1 over w = 8 / x, x >= 8", j1_q_over_w, 0.0, 1.0, 16),
 ]
 
 
@@ -265,6 +318,10 @@ def main(argv):
         "PiOver4": ("pi / 4", mp.pi / 4),
         "PiOver2": ("pi / 2", mp.pi / 2),
         "Pi": ("pi", mp.pi),
+        "J0Zero1": ("the first zero of J0", J0_ZEROS[0]),
+        "J0Zero2": ("the second zero of J0", J0_ZEROS[1]),
+        "J1Zero1": ("the first positive zero of J1", J1_ZEROS[0]),
+        "J1Zero2": ("the second positive zero of J1", J1_ZEROS[1]),
     }
     for name, (doc, value) in constants.items():
         hi = float(value)

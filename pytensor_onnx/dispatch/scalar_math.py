@@ -107,23 +107,12 @@ if compat.Iv is not None:
 onnx_funcify.register(psm.Kve)(float_recipe("kve"))
 
 
-# Bessel functions of the first kind (src/core/recipes/bessel_jy.cc): J0 and
-# J1 are jv of orders 0 and 1.
+# Bessel functions of the first kind: Jv of real order by series, continued
+# fractions and recurrences (src/core/recipes/bessel_jy.cc); J0 and J1 by
+# tables, without iterations (special.cc).
 onnx_funcify.register(psm.Jv)(float_recipe("jv"))
-
-
-def _fixed_order_jv(order):
-    def rule(op, node, g, x):
-        dtype = out_dtype(node)
-        require_float(op, node, dtype)
-        (x,) = cast_all(g, [x], dtype)
-        return g.recipe("jv", g.const(np.full((), order, dtype=dtype)), x)
-
-    return rule
-
-
-onnx_funcify.register(psm.J0)(_fixed_order_jv(0))
-onnx_funcify.register(psm.J1)(_fixed_order_jv(1))
+onnx_funcify.register(psm.J0)(float_recipe("j0"))
+onnx_funcify.register(psm.J1)(float_recipe("j1"))
 
 
 # The regularized incomplete gamma functions (src/core/recipes/incomplete_gamma.cc).

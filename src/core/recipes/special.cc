@@ -425,6 +425,55 @@ Value* unscale_bessel(const Ew& f, Value* x, Value* scaled) {
 Value* i0_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i0e_core(f, x)); }
 Value* i1_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i1e_core(f, x)); }
 
+// --- Bessel functions of the first kind of orders 0 and 1 -------------------
+
+// J0 and J1 (SciPy's j0, j1) without iterations. For |x| <= 8: a table in
+// z = x^2 of J with its two zeros below 8 divided out (J1 also divided by
+// x), multiplied back as (a - j)(a + j) with j = hi + lo, so the result
+// keeps its relative accuracy next to them. Beyond 8: tables of Hankel's P
+// and Q / w in w = 8 / |x|, and J = sqrt(2 / (pi a)) (P cos chi - Q sin chi)
+// with chi = a - pi/4 (J0) or a - 3 pi/4 (J1), from the accurate cos a and
+// sin a (trig.cc); there, next to a zero, the result is accurate to an ulp
+// of the amplitude sqrt(2 / (pi a)), as SciPy's is.
+struct BesselJTables {
+  const PiecewiseTable& small;  // J (J / x for J1) over its zeros, in z = x^2
+  double zeros[2][2];           // its zeros below 8, each as hi, lo
+  const PiecewiseTable& p;      // Hankel's P in w = 8 / x
+  const PiecewiseTable& q_over_w;
+  bool odd;                     // J1: chi = a - 3 pi/4, and J1(-x) = -J1(x)
+};
+
+Value* bessel_j(const Ew& f, Value* x, const BesselJTables& t) {
+  Value* a = f.abs(x);
+  Value* small = f.le(a, 8.0);
+  Value* w = f.div(8.0, a);
+  Value* g_or_p = f.tables({{f.sqr(a), &t.small, small}, {w, &t.p, nullptr}});
+  Value* near = g_or_p;
+  for (const auto& zero : t.zeros) {
+    near = f.mul(near, f.mul(f.sub(f.sub(a, zero[0]), zero[1]), f.add(f.add(a, zero[0]), zero[1])));
+  }
+  if (t.odd) near = f.mul(near, x);  // J1 is odd (J1(-0) = -0)
+  Value* q = f.mul(f.table(w, t.q_over_w), w);
+  Value* c = f.op("Cos", {a});
+  Value* s = f.op("Sin", {a});
+  // sqrt(2) cos chi and sqrt(2) sin chi. (cos(+-inf) is NaN, and so is the
+  // result there, as SciPy's j0 and j1 give.)
+  Value* cos_chi = t.odd ? f.sub(s, c) : f.add(c, s);
+  Value* sin_chi = t.odd ? f.neg(f.add(s, c)) : f.sub(s, c);
+  Value* far = f.div(f.sub(f.mul(g_or_p, cos_chi), f.mul(q, sin_chi)), f.sqrt(f.mul(a, kPiHi)));
+  if (t.odd) far = f.where(f.lt(x, 0.0), f.neg(far), far);
+  return f.where(small, near, far);
+}
+
+Value* j0_core(const Ew& f, Value* x) {
+  return bessel_j(f, x, {kJ0OverZeros, {{kJ0Zero1Hi, kJ0Zero1Lo}, {kJ0Zero2Hi, kJ0Zero2Lo}}, kJ0P, kJ0QOverW, false});
+}
+
+Value* j1_core(const Ew& f, Value* x) {
+  return bessel_j(f, x,
+                  {kJ1OverXAndZeros, {{kJ1Zero1Hi, kJ1Zero1Lo}, {kJ1Zero2Hi, kJ1Zero2Lo}}, kJ1P, kJ1QOverW, true});
+}
+
 template <Value* (*Core)(const Ew&, Value*, Value*)>
 std::vector<Value*> binary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
   return {Core(f, x[0], x[1])};
@@ -455,6 +504,8 @@ PYTENSOR_ONNX_FLOAT64_RECIPE(i0, unary<i0_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(i1, unary<i1_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(i0e, unary<i0e_core>)
 PYTENSOR_ONNX_FLOAT64_RECIPE(i1e, unary<i1e_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(j0, unary<j0_core>)
+PYTENSOR_ONNX_FLOAT64_RECIPE(j1, unary<j1_core>)
 
 #undef PYTENSOR_ONNX_FLOAT64_RECIPE
 
@@ -481,6 +532,8 @@ void add_special_recipes(std::vector<RecipeInfo>& table) {
   add("i1", build_i1, 1, "the modified Bessel function of the first kind of order 1");
   add("i0e", build_i0e, 1, "exp(-|x|) I0(x)");
   add("i1e", build_i1e, 1, "exp(-|x|) I1(x)");
+  add("j0", build_j0, 1, "the Bessel function of the first kind of order 0");
+  add("j1", build_j1, 1, "the Bessel function of the first kind of order 1");
 }
 
 }  // namespace pytensor_onnx::recipes

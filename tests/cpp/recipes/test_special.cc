@@ -7,6 +7,7 @@
 #include <string>
 
 #include "builder.h"
+#include "node_count.h"
 #include "recipes/special_tables.h"
 
 namespace pytensor_onnx {
@@ -30,11 +31,16 @@ TEST(SpecialTables, MatchScipyAtSamplePoints) {
   EXPECT_NEAR(evaluate(kI1eSmallOverX, 3.0), 0.06560890443243361, 1e-16);
   EXPECT_NEAR(evaluate(kErfinvSmall, 0.09), 0.9082090490891813, 4e-16);       // erfinv(0.3) / 0.3
   EXPECT_NEAR(evaluate(kLgammaOverZeros, 3.5), 0.32025962729255314, 2e-16);  // lgamma(3.5) / (2.5 * 1.5)
+  // mpmath (40 digits): J0(1) / ((1 - j01^2)(1 - j02^2)); Hankel's P of J0
+  // and Q / w of J1 at x = 16 (w = 1/2).
+  EXPECT_NEAR(evaluate(kJ0OverZeros, 1.0), 0.0054282225397817374, 2e-18);
+  EXPECT_NEAR(evaluate(kJ0P, 0.5), 0.9997270203019398, 2e-16);
+  EXPECT_NEAR(evaluate(kJ1QOverW, 0.5), 0.046825447412364614, 2e-17);
 }
 
 TEST(SpecialRecipes, BuildForEachFloatDtypeKeepingDtypeAndShape) {
   for (const char* name : {"erf", "erfc", "erfcx", "erfinv", "erfcinv", "ndtri_exp", "gammaln", "gamma", "digamma",
-                           "trigamma", "i0", "i1", "i0e", "i1e"}) {
+                           "trigamma", "i0", "i1", "i0e", "i1e", "j0", "j1"}) {
     for (DType dtype : {DType::Float64, DType::Float32}) {
       GraphBuilder g(18);
       Value* x = g.input("x", dtype, shape_of_sizes({4}));
@@ -44,6 +50,15 @@ TEST(SpecialRecipes, BuildForEachFloatDtypeKeepingDtypeAndShape) {
       ASSERT_TRUE(out[0]->shape.has_value()) << name;
       EXPECT_EQ((*out[0]->shape)[0].size, 4) << name;
     }
+  }
+}
+
+TEST(SpecialRecipes, BesselJ0AndJ1AreTablesWithoutLoops) {
+  for (const char* name : {"j0", "j1"}) {
+    GraphBuilder g(18, "main", /*use_functions=*/false);
+    g.recipe(name, {g.input("x", DType::Float64, shape_of_sizes({-1}))});
+    EXPECT_EQ(testing::count_nodes(g, "Loop"), 0u) << name;
+    EXPECT_GT(testing::count_nodes(g, "Gather"), 0u) << name;
   }
 }
 
