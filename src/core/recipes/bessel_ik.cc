@@ -27,6 +27,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bessel_common.h"
 #include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
@@ -38,12 +39,12 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEpsilon = 0x1p-53;
 constexpr double kPi = 0x1.921fb54442d18p+1;
-constexpr int64_t kMaxSteps = 30000;
-// The downward recurrence for I is rescaled by this power of two when it
-// grows past its inverse (exact: a power of two).
-constexpr double kRescale = 0x1p-500;
+using bessel::kEpsilon;
+using bessel::kMaxSteps;
+using bessel::kRescale;
+using bessel::small;
+using bessel::zeros_like;
 
 // Taylor coefficients of 1/Gamma(1 + z) at z = 0 (mpmath, 21 digits): the
 // odd ones (z^1, z^3, ...) and the even ones (z^0, z^2, ...). At |z| <= 1/2
@@ -69,12 +70,6 @@ const std::vector<double> kSinhOverX = {1.0,
                                         1.0 / 6227020800.0,
                                         1.0 / 1307674368000.0,
                                         1.0 / 355687428096000.0};
-
-// Zeros in the shape of v (v * 0 would be NaN where v is infinite).
-Value* zeros_like(const Ew& f, Value* v) { return f.where(f.isnan(v), 0.0, 0.0); }
-
-// Whether an element is done: not(error >= tolerance), so NaN stops.
-Value* small(const Ew& e, Value* error, Value* tolerance) { return e.not_(e.ge(error, tolerance)); }
 
 // exp(x) K_mu(x) and exp(x) K_mu+1(x), |mu| <= 1/2.
 struct KPair {
@@ -276,28 +271,10 @@ Value* ive_temme(const Ew& f, Value* nu, Value* x, Value* use) {
       "bessel_i_cf1");
   // Downward recurrence from (I_nu, I'_nu) = (1, h) to order mu, rescaled.
   Value* one = f.add(zero, 1.0);
-  LoopResult down = elementwise_loop(
-      f.g(), {one, cf1.state[0], f.mul(nus, xi), zero, zero}, kMaxSteps,
-      [n, xi](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
-        const Ew e(body, DType::Float64);
-        Value *ril = s[0], *ripl = s[1], *fact = s[2], *count = s[3], *l = s[4];
-        Value* l1 = e.add(l, 1.0);
-        Value* step = e.lt(l, n);
-        Value* next_ril = e.add(e.mul(fact, ril), ripl);
-        Value* next_fact = e.sub(fact, xi);
-        Value* next_ripl = e.add(e.mul(next_fact, next_ril), ril);
-        Value* big = e.gt(e.abs(next_ril), 1.0 / kRescale);
-        next_ril = e.where(big, e.mul(next_ril, kRescale), next_ril);
-        next_ripl = e.where(big, e.mul(next_ripl, kRescale), next_ripl);
-        Value* next_count = e.where(big, e.add(count, 1.0), count);
-        return LoopStep{{e.where(step, next_ril, ril), e.where(step, next_ripl, ripl), e.where(step, next_fact, fact),
-                         e.where(step, next_count, count), l1},
-                        e.ge(l1, n)};
-      },
-      "bessel_i_downward");
-  Value* ril = down.state[0];
-  Value* f_mu = f.div(down.state[1], ril);
-  Value* count = down.state[3];
+  bessel::Downward down = bessel::downward_recurrence(f, one, cf1.state[0], nus, xi, n, +1.0, "bessel_i_downward");
+  Value* ril = down.value;
+  Value* f_mu = f.div(down.derivative, ril);
+  Value* count = down.rescales;
   KPair k = k_steed(f, mu, xs, use);
   Value* k_prime = f.sub(f.mul(f.mul(mu, xi), k.k_mu), k.k_mu1);
   Value* i_mu = f.div(xi, f.sub(f.mul(f_mu, k.k_mu), k_prime));

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bessel_common.h"
 #include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
@@ -41,18 +42,15 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEpsilon = 0x1p-53;
 constexpr double kPi = 0x1.921fb54442d18p+1;
 constexpr double kTiny = 1e-300;
-constexpr int64_t kMaxSteps = 30000;
-constexpr double kRescale = 0x1p-500;
+using bessel::kEpsilon;
+using bessel::kMaxSteps;
+using bessel::kRescale;
+using bessel::small;
+using bessel::zeros_like;
 
 Value* call(const Ew& f, const char* recipe, Value* x) { return build_recipe_named(f.g(), recipe, {x}, {})[0]; }
-
-Value* zeros_like(const Ew& f, Value* v) { return f.where(f.isnan(v), 0.0, 0.0); }
-
-// Whether an element is done: not(error >= tolerance), so NaN stops.
-Value* small(const Ew& e, Value* error, Value* tolerance) { return e.not_(e.ge(error, tolerance)); }
 
 // Whether the integer k is odd.
 Value* odd(const Ew& f, Value* k) { return f.not_(f.is_integer(f.mul(k, 0.5))); }
@@ -208,28 +206,11 @@ JY jy_steed(const Ew& f, Value* nu, Value* x, Value* use) {
       "bessel_j_cf1");
   Value* start = cf1.state[4];
   // Downward recurrence from (J_nu, J'_nu) = (sign, sign h) to order mu.
-  LoopResult down = elementwise_loop(
-      f.g(), {start, f.mul(start, cf1.state[0]), f.mul(nus, xi), zero, zero}, kMaxSteps,
-      [n, xi](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
-        const Ew e(body, DType::Float64);
-        Value *rjl = s[0], *rjpl = s[1], *fact = s[2], *count = s[3], *l = s[4];
-        Value* l1 = e.add(l, 1.0);
-        Value* step = e.lt(l, n);
-        Value* next_rjl = e.add(e.mul(fact, rjl), rjpl);
-        Value* next_fact = e.sub(fact, xi);
-        Value* next_rjpl = e.sub(e.mul(next_fact, next_rjl), rjl);
-        Value* big = e.gt(e.abs(next_rjl), 1.0 / kRescale);
-        next_rjl = e.where(big, e.mul(next_rjl, kRescale), next_rjl);
-        next_rjpl = e.where(big, e.mul(next_rjpl, kRescale), next_rjpl);
-        Value* next_count = e.where(big, e.add(count, 1.0), count);
-        return LoopStep{{e.where(step, next_rjl, rjl), e.where(step, next_rjpl, rjpl), e.where(step, next_fact, fact),
-                         e.where(step, next_count, count), l1},
-                        e.ge(l1, n)};
-      },
-      "bessel_j_downward");
-  Value* rjl = f.where(f.eq(down.state[0], 0.0), kEpsilon, down.state[0]);
-  Value* f_mu = f.div(down.state[1], rjl);
-  Value* count = down.state[3];
+  bessel::Downward down =
+      bessel::downward_recurrence(f, start, f.mul(start, cf1.state[0]), nus, xi, n, -1.0, "bessel_j_downward");
+  Value* rjl = f.where(f.eq(down.value, 0.0), kEpsilon, down.value);
+  Value* f_mu = f.div(down.derivative, rjl);
+  Value* count = down.rescales;
   // CF2 (Steed, complex): p + i q = (J'_mu + i Y'_mu) / (J_mu + i Y_mu).
   Value* a0 = f.sub(0.25, f.sqr(mu));
   Value* p0 = f.mul(xi, -0.5);

@@ -1,0 +1,64 @@
+// What the Bessel-function recipes of real order share (bessel_ik.cc,
+// bessel_jy.cc): the iteration cap, the convergence test and the rescaled
+// downward recurrence of Numerical Recipes' bessik and bessjy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "elementwise.h"
+#include "loops.h"
+
+namespace pytensor_onnx::recipes::bessel {
+
+// An element needing more steps than this in any iteration is NaN.
+inline constexpr int64_t kMaxSteps = 30000;
+inline constexpr double kEpsilon = 0x1p-53;
+// The downward recurrences are rescaled by this power of two (exactly) when
+// they grow past its inverse.
+inline constexpr double kRescale = 0x1p-500;
+
+// Zeros in the shape of v (v * 0 would be NaN where v is infinite).
+inline Value* zeros_like(const Ew& f, Value* v) { return f.where(f.isnan(v), 0.0, 0.0); }
+
+// Whether an element is done: not(error >= tolerance), so NaN stops.
+inline Value* small(const Ew& e, Value* error, Value* tolerance) { return e.not_(e.ge(error, tolerance)); }
+
+struct Downward {
+  Value* value;       // Z at order nu - n, times kRescale^rescales
+  Value* derivative;  // Z' there, scaled alike
+  Value* rescales;    // how many times the recurrence was rescaled
+  Value* converged;
+};
+
+// From (Z_nu, Z'_nu) = (value, derivative) n steps down (n per element,
+// 0 <= n): Z_l-1 = (l / x) Z_l + Z'_l, Z'_l-1 = ((l - 1) / x) Z_l-1 + sign Z_l,
+// with sign +1 for I (modified) and -1 for J; xi = 1 / x. Each time |Z|
+// passes 1 / kRescale both are scaled by kRescale.
+inline Downward downward_recurrence(const Ew& f, Value* value, Value* derivative, Value* nu, Value* xi, Value* n,
+                                    double sign, const std::string& name) {
+  Value* zero = zeros_like(f, value);
+  LoopResult down = elementwise_loop(
+      f.g(), {value, derivative, f.mul(nu, xi), zero, zero}, kMaxSteps,
+      [n, xi, sign](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
+        const Ew e(body, DType::Float64);
+        Value *z = s[0], *z_prime = s[1], *fact = s[2], *count = s[3], *l = s[4];
+        Value* l1 = e.add(l, 1.0);
+        Value* step = e.lt(l, n);
+        Value* next_z = e.add(e.mul(fact, z), z_prime);
+        Value* next_fact = e.sub(fact, xi);
+        Value* scaled = e.mul(next_fact, next_z);
+        Value* next_z_prime = sign > 0 ? e.add(scaled, z) : e.sub(scaled, z);
+        Value* big = e.gt(e.abs(next_z), 1.0 / kRescale);
+        next_z = e.where(big, e.mul(next_z, kRescale), next_z);
+        next_z_prime = e.where(big, e.mul(next_z_prime, kRescale), next_z_prime);
+        Value* next_count = e.where(big, e.add(count, 1.0), count);
+        return LoopStep{{e.where(step, next_z, z), e.where(step, next_z_prime, z_prime), e.where(step, next_fact, fact),
+                         e.where(step, next_count, count), l1},
+                        e.ge(l1, n)};
+      },
+      name);
+  return {down.state[0], down.state[1], down.state[3], down.converged};
+}
+
+}  // namespace pytensor_onnx::recipes::bessel
