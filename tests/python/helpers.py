@@ -15,7 +15,7 @@ import pytest
 
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.runtime import newest_runtime_opset
-from pytensor_onnx.testing import py_function
+from pytensor_onnx.testing import compare_onnx_and_py, py_function
 
 #: The opsets the across-opsets tests run at: 13, the interface changes at
 #: 15, 17 and 18, and the newest the installed onnx and ONNX Runtime support.
@@ -128,3 +128,23 @@ UNARY_ELEMWISE = {
     "isinf": pt.isinf,
     "invert": lambda x: ~x,
 }
+
+
+def compare_binary_on_dtype(build, dtype, floats, ints, name="the function"):
+    """``build(v, x)`` on two vectors of ``dtype`` against PyTensor (skipped
+    where PyTensor refuses the dtype): ``floats`` (two arrays) for float
+    dtypes, ``ints`` for integer ones, fixed bools for bool; float64 results
+    to 1e-12, others to 1e-6."""
+    v, x = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    try:
+        out = build(v, x)
+    except TypeError as error:  # PyTensor rejects the dtype itself
+        pytest.skip(f"PyTensor has no {name} for {dtype}: {error}")
+    if dtype == "bool":
+        values = [np.array([False, True, True, False]), np.array([True, True, False, False])]
+    elif dtype.startswith(("int", "uint")):
+        values = [np.array(a).astype(dtype) for a in ints]
+    else:
+        values = [np.array(a).astype(dtype) for a in floats]
+    rtol = 1e-6 if out[0].dtype != "float64" else 1e-12
+    compare_onnx_and_py([v, x], out, values, rtol=rtol, atol=0)
