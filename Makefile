@@ -40,15 +40,21 @@ PYTEST_WORKERS ?= 2
 
 all: build
 
-# Debian packages: the protobuf compiler and library (serialization) and
-# GoogleTest (C++ unit tests). Skipped when already present.
+# Debian packages: the protobuf compiler and library (serialization),
+# GoogleTest (C++ unit tests) and Boost.Math (the kernel library's special
+# functions). Skipped when already present. Then ONNX Runtime's C/C++ API
+# headers for the kernel library (tools/fetch_ort_headers.sh: Debian's
+# libonnxruntime-dev, downloaded, not installed).
 system-deps:
 	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/message_lite.h ] \
-	    || [ ! -f /usr/include/gtest/gtest.h ] || ! command -v cmake >/dev/null || ! command -v ninja >/dev/null; then \
+	    || [ ! -f /usr/include/gtest/gtest.h ] || ! command -v cmake >/dev/null || ! command -v ninja >/dev/null \
+	    || [ ! -f /usr/include/boost/math/special_functions/digamma.hpp ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  $$SUDO apt-get install -y -qq protobuf-compiler libprotobuf-dev libgtest-dev cmake ninja-build g++ >/dev/null; \
+	  $$SUDO apt-get install -y -qq protobuf-compiler libprotobuf-dev libgtest-dev cmake ninja-build g++ \
+	    libboost-math-dev >/dev/null; \
 	fi
+	@tools/fetch_ort_headers.sh build/onnxruntime-headers
 
 # The venv of the leg, with exactly the versions of its lock file. Rebuilt
 # when the lock (or pyproject.toml) changes.
@@ -74,7 +80,7 @@ EXT_BUILD = build/$(shell $(PY) -c "import sys, sysconfig; v = 'cp%d%d' % sys.ve
 
 cpp-tests: build
 	@test -f $(EXT_BUILD)/CMakeCache.txt || { echo "cpp-tests: no extension build in $(EXT_BUILD) (pyproject.toml build-dir changed?)"; exit 1; }
-	$(LOCK) sh -c 'cmake -S . -B $(EXT_BUILD) -DPYTENSOR_ONNX_BUILD_TESTS=ON >/dev/null && cmake --build $(EXT_BUILD) --target core_tests'
+	$(LOCK) sh -c 'cmake -S . -B $(EXT_BUILD) -DPYTENSOR_ONNX_BUILD_TESTS=ON >/dev/null && cmake --build $(EXT_BUILD)'
 	ctest --test-dir $(EXT_BUILD) --output-on-failure
 
 py-tests: build

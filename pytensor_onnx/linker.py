@@ -14,6 +14,8 @@ from pytensor.link.basic import Container, JITLinker
 from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.random.type import RandomType
 
+from pytensor_onnx import kernels
+
 logger = logging.getLogger("pytensor_onnx")
 
 _SESSION_CACHE: OrderedDict = OrderedDict()
@@ -70,6 +72,8 @@ def get_session(model_bytes: bytes, session_options=None, providers=None):
             _SESSION_CACHE.move_to_end(key)
             return cached[0]
     options = session_options if session_options is not None else default_session_options()
+    if kernels.model_uses_kernels(model_bytes):
+        kernels.register(options, fresh=session_options is None)
     try:
         # Outside the lock: building a session takes long, and two threads
         # building the same one only cost time (one of them is kept).
@@ -97,6 +101,16 @@ def _check_session_options(options):
     if not isinstance(options, ort.SessionOptions):
         raise TypeError(f"session_options must be an onnxruntime.SessionOptions or None, got {type(options).__name__}")
     return options
+
+
+def _check_kernels(wanted) -> bool:
+    if wanted is None:
+        return kernels.available()
+    if not isinstance(wanted, bool):
+        raise TypeError(f"kernels must be True, False or None, got {type(wanted).__name__}")
+    if wanted and kernels.unavailable_reason() is not None:
+        raise RuntimeError(f"kernels=True, but the kernel library cannot be used: {kernels.unavailable_reason()}")
+    return wanted
 
 
 def _check_providers(providers):
@@ -134,6 +148,11 @@ class ONNXLinker(JITLinker):
         ``onnxruntime.SessionOptions``; the default disables idle spinning.
     providers
         ONNX Runtime execution providers (default ``["CPUExecutionProvider"]``).
+    kernels
+        Whether element-wise work runs as nodes of the project's kernel library
+        (``pytensor_onnx.kernels``): None (the default) uses them when the
+        library was built (and ``PYTENSOR_ONNX_KERNELS`` does not turn them
+        off), False runs the portable graph an export holds, True requires them.
     """
 
     required_rewrites = ("minimum_compile",)
@@ -154,13 +173,18 @@ class ONNXLinker(JITLinker):
         "scan_split_non_sequence_decomposition_and_solve",
     )
 
-    def __init__(self, opset_version=None, session_options=None, providers=None, *args, **kwargs):
+    def __init__(self, opset_version=None, session_options=None, providers=None, *args, kernels=None, **kwargs):
         from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
         from pytensor_onnx.export import _check_opset
 
         self.opset_version = _check_opset(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
         self.session_options = _check_session_options(session_options)
         self.providers = _check_providers(providers)
+        self.kernels = _check_kernels(kernels)
+        if self.kernels:
+            # PyTensor's element-wise fusion makes the Composites that become
+            # single kernel nodes.
+            self.incompatible_rewrites = tuple(r for r in type(self).incompatible_rewrites if r != "fusion")
         self.onnx_model_bytes: bytes | None = None
         self.session = None
         super().__init__(*args, **kwargs)
@@ -170,11 +194,12 @@ class ONNXLinker(JITLinker):
             opset_version=self.opset_version,
             session_options=self.session_options,
             providers=self.providers,
+            kernels=self.kernels,
             allow_gc=self.allow_gc if allow_gc is None else allow_gc,
         )
 
     def __repr__(self):
-        return f"ONNXLinker(opset_version={self.opset_version})"
+        return f"ONNXLinker(opset_version={self.opset_version}, kernels={self.kernels})"
 
     @property
     def onnx_model(self):
@@ -195,7 +220,11 @@ class ONNXLinker(JITLinker):
         from pytensor_onnx.dispatch import fgraph_to_onnx
 
         converted = fgraph_to_onnx(
-            fgraph, opset_version=self.opset_version, shared_as_initializers=False, inline_functions=True
+            fgraph,
+            opset_version=self.opset_version,
+            shared_as_initializers=False,
+            inline_functions=True,
+            kernels=self.kernels,
         )
         self.onnx_model_bytes = converted.builder.serialize(graph_name="pytensor_graph")
         self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers)
@@ -419,6 +448,8 @@ class _SessionRunner:
             self._bound_buffers = (arrays, ort_values, options)
         else:
             options = user_options
+        if kernels.model_uses_kernels(self.linker.onnx_model_bytes):
+            kernels.register(options, fresh=user_options is None)
         providers = list(self.linker.providers) if self.linker.providers else ["CPUExecutionProvider"]
         try:
             return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=providers)

@@ -72,15 +72,19 @@ if "onnx_fold_constants_early" not in optdb:
     )
 
 
-def onnx_mode(opset_version=None, session_options=None, providers=None, optimize=True) -> Mode:
+def onnx_mode(opset_version=None, session_options=None, providers=None, optimize=True, kernels=None) -> Mode:
     """A Mode that runs functions on ONNX Runtime with the given settings.
 
     With ``optimize=False`` PyTensor's graph rewrites are skipped (only the
     minimal compile rewrites run), so the graph is converted as built.
+    ``kernels=False`` runs the portable graph (standard ONNX only) instead of
+    the kernel library's nodes (``ONNXLinker``).
     """
     if not isinstance(optimize, bool):
         raise TypeError(f"optimize must be a bool, got {type(optimize).__name__}")
-    linker = ONNXLinker(opset_version=opset_version, session_options=session_options, providers=providers)
+    linker = ONNXLinker(
+        opset_version=opset_version, session_options=session_options, providers=providers, kernels=kernels
+    )
     return Mode(linker, ONNX_REWRITES if optimize else None)
 
 

@@ -143,6 +143,7 @@ def fgraph_to_onnx(
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     inline_functions: bool = False,
+    kernels: bool = False,
 ) -> ConversionResult:
     """Convert a FunctionGraph with ``onnx_funcify`` rules into a C++ GraphBuilder.
 
@@ -150,8 +151,32 @@ def fgraph_to_onnx(
     initializers holding ``initializer_values[var]`` (default: their current
     value); otherwise they stay graph inputs (execution mode, so updates work).
     Recipes (``g.recipe``) become model-local functions unless
-    ``inline_functions``.
+    ``inline_functions``. With ``kernels``, element-wise work becomes nodes
+    of the kernel library (``pytensor_onnx.kernels``) where it can.
     """
+    previous = getattr(_conversion, "kernels", False)
+    _conversion.kernels = bool(kernels)
+    try:
+        return _fgraph_to_onnx(
+            fgraph, opset_version, shared_as_initializers, initializer_values, optimize, input_names, output_names,
+            inline_functions,
+        )
+    finally:
+        _conversion.kernels = previous
+
+
+_conversion = threading.local()
+
+
+def kernels_enabled() -> bool:
+    """Whether the graph being converted may use the kernel library's ops."""
+    return getattr(_conversion, "kernels", False)
+
+
+def _fgraph_to_onnx(
+    fgraph, opset_version, shared_as_initializers, initializer_values, optimize, input_names, output_names,
+    inline_functions,
+) -> ConversionResult:
     initializer_values = initializer_values or {}
     g = _core.GraphBuilder(int(opset_version), "pytensor_graph", inline_functions=bool(inline_functions))
     taken: set[str] = set()

@@ -8,12 +8,18 @@ tensors, so the inner graph converts node by node onto the outer values.
 from pytensor.graph.traversal import ancestors
 from pytensor.scalar.basic import Composite
 
-from pytensor_onnx.dispatch.basic import convert_nodes, lookup, onnx_funcify
+from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
+from pytensor_onnx.dispatch.kernel import elemwise_kernel
 
 
 @onnx_funcify.register(Composite)
 def _composite(op, node, g, *inputs):
     inner = op.fgraph
+    if kernels_enabled():
+        # Mode ONNX: the whole fused program as one node of the kernel library.
+        outs = elemwise_kernel(g, inner.inputs, inner.outputs, inputs, [o.type.dtype for o in node.outputs])
+        if outs is not None:
+            return outs
     env = dict(zip(inner.inputs, inputs, strict=True))
     convert_nodes(inner.toposort(), g, env, check_shapes=False)
     outputs = []

@@ -2,11 +2,27 @@
 
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
-from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor.scalar.basic import Composite, get_scalar_type
+
+from pytensor_onnx.dispatch.basic import kernels_enabled, onnx_funcify
+from pytensor_onnx.dispatch.kernel import elemwise_kernel, uses_kernel
 
 
 @onnx_funcify.register(Elemwise)
 def _elemwise(op, node, g, *inputs):
+    scalar_op = op.scalar_op
+    if kernels_enabled() and not isinstance(scalar_op, Composite) and uses_kernel(scalar_op):
+        # Mode ONNX: a special function (or another op whose portable form is
+        # many nodes) as one node of the kernel library.
+        scalar_inputs = [get_scalar_type(i.type.dtype)() for i in node.inputs]
+        try:
+            scalar_outputs = scalar_op.make_node(*scalar_inputs).outputs
+        except (TypeError, ValueError, NotImplementedError):
+            scalar_outputs = None
+        if scalar_outputs is not None:
+            outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, inputs, [o.type.dtype for o in node.outputs])
+            if outs is not None:
+                return outs
     # PyTensor has already aligned the ranks, so ONNX's NumPy broadcasting
     # matches; the scalar op's rule works on whole tensors.
     return onnx_funcify(op.scalar_op, node, g, *inputs)

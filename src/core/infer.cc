@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "errors.h"
+#include "kernel_ops.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -698,7 +699,25 @@ void infer_loop(Node& node) {
   }
 }
 
+bool infer_kernel_node(Node& node) {
+  if (node.domain != kKernelDomain) return false;
+  const std::string prefix = "Elemwise_";
+  if (node.op_type.compare(0, prefix.size(), prefix) == 0) {
+    const DType dtype = dtype_from_name(node.op_type.substr(prefix.size()));
+    Shape shape = std::vector<Dim>{};
+    for (Value* input : node.inputs) {
+      if (input) shape = broadcast_shapes(shape, input->shape);
+    }
+    for (Value* out : node.outputs) {
+      out->dtype = dtype;
+      out->shape = shape;
+    }
+  }
+  return true;
+}
+
 void infer_node(Node& node) {
+  if (infer_kernel_node(node)) return;
   if (!node.domain.empty()) return;
   if (node.op_type == "If") {
     infer_if(node);

@@ -1,0 +1,216 @@
+"""Element-wise work as one node of the kernel library (``pytensor_onnx.kernels``).
+
+Mode ONNX keeps PyTensor's element-wise fusion: a ``Composite`` (or a lone
+Elemwise whose portable form is many nodes, such as a special function)
+becomes one ``Elemwise_<dtype>`` node that evaluates the scalar program at
+every position of its broadcast inputs. The program is written in the dtypes
+the portable rules compute in (``dispatch/scalar.py``): operands are cast to
+PyTensor's output dtype, comparisons to the inputs' common dtype. Anything
+the kernels do not evaluate (an op, a dtype) leaves the node to the portable
+rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.scalar.basic as ps
+import pytensor.scalar.math as psm
+from pytensor.graph.basic import Constant
+
+from pytensor_onnx import kernels
+
+#: PyTensor's scalar ops the kernels evaluate, by their kernel op name
+#: (``src/kernels/ops.cc``). Exact classes only: a subclass may compute
+#: something else.
+_KERNEL_NAMES = {
+    cls: cls.__name__
+    for cls in (
+        ps.Add, ps.Sub, ps.Mul, ps.TrueDiv, ps.IntDiv, ps.Mod, ps.Maximum, ps.Minimum, ps.Pow, ps.ArcTan2,
+        ps.Neg, ps.Abs, ps.Sign, ps.Sqr, ps.Exp, ps.Exp2, ps.Expm1, ps.Log, ps.Log2, ps.Log10, ps.Log1p,
+        ps.Sqrt, ps.Reciprocal, ps.Floor, ps.Ceil, ps.Trunc, ps.RoundHalfToEven, ps.RoundHalfAwayFromZero,
+        ps.Sin, ps.Cos, ps.Tan, ps.ArcSin, ps.ArcCos, ps.ArcTan, ps.Sinh, ps.Cosh, ps.Tanh, ps.ArcSinh,
+        ps.ArcCosh, ps.ArcTanh, ps.Clip, ps.AND, ps.OR, ps.XOR, ps.Invert, ps.LT, ps.GT, ps.LE, ps.GE,
+        ps.EQ, ps.NEQ, ps.IsNan, ps.IsInf, ps.Switch,
+        psm.Erf, psm.Erfc, psm.Sigmoid, psm.Softplus, psm.Log1mexp, psm.GammaLn, psm.Gamma, psm.Psi,
+        psm.TriGamma, psm.Erfinv, psm.Erfcinv, psm.GammaInc, psm.GammaIncC, psm.BetaInc,
+    )
+}
+
+#: Variadic PyTensor ops folded into a chain of the kernels' binary op.
+_FOLDED = {ps.Add, ps.Mul, ps.AND, ps.OR, ps.XOR, ps.Maximum, ps.Minimum}
+
+#: Lone Elemwise ops that ONNX Runtime runs as one native node of every dtype
+#: the portable rules give them: a kernel node gains nothing there (and ONNX
+#: Runtime's own loops are vectorised).
+_NATIVE = (
+    ps.Add, ps.Sub, ps.Mul, ps.Neg, ps.Abs, ps.Exp, ps.Log, ps.Sqrt, ps.Floor, ps.Ceil, ps.Sin, ps.Cos,
+    ps.Tanh, ps.LT, ps.GT, ps.LE, ps.GE, ps.EQ, ps.NEQ, ps.Cast, ps.Identity, ps.Second, ps.Switch,
+    ps.Maximum, ps.Minimum, ps.Sqr, ps.TrueDiv, ps.AND, ps.OR, ps.XOR, ps.Invert,
+)
+
+
+class Unsupported(Exception):
+    """A scalar op or dtype the kernels do not evaluate."""
+
+
+class _Program:
+    def __init__(self, input_dtypes):
+        self.input_dtypes = list(input_dtypes)
+        self.dtypes = list(input_dtypes)  # per register
+        self.lines: list[str] = []
+        self._casts: dict[tuple[int, str], int] = {}
+        self._consts: dict[tuple[str, str], int] = {}
+        self._ops = kernels.ops()
+
+    def _append(self, line: str, dtype: str) -> int:
+        self.lines.append(line)
+        self.dtypes.append(dtype)
+        return len(self.dtypes) - 1
+
+    def emit(self, name: str, dtype: str, *args: int) -> int:
+        op = self._ops.get(name)
+        operand = self.dtypes[args[-1]]
+        if op is None or operand not in op.dtypes:
+            raise Unsupported(f"{name} on {operand}")
+        return self._append(" ".join([name, dtype, *map(str, args)]), dtype)
+
+    def const(self, value, dtype: str) -> int:
+        if dtype not in _KERNEL_DTYPES:
+            raise Unsupported(f"constant of dtype {dtype}")
+        if dtype.startswith("float"):
+            literal = repr(float(value))
+        else:
+            literal = str(int(value))
+        key = (literal, dtype)
+        if key not in self._consts:
+            self._consts[key] = self._append(f"Const {dtype} {literal}", dtype)
+        return self._consts[key]
+
+    def cast(self, register: int, dtype: str) -> int:
+        if self.dtypes[register] == dtype:
+            return register
+        if dtype not in _KERNEL_DTYPES:
+            raise Unsupported(f"cast to {dtype}")
+        key = (register, dtype)
+        if key not in self._casts:
+            self._casts[key] = self._append(f"Cast {dtype} {register}", dtype)
+        return self._casts[key]
+
+    def text(self) -> str:
+        return ";".join(self.lines)
+
+
+_KERNEL_DTYPES = {
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+}
+
+
+def _common_dtype(dtypes) -> str:
+    """The dtype a comparison of ``dtypes`` computes in (PyTensor's upcast)."""
+    common = ps.upcast(*dtypes)
+    # NumPy compares uint64 with signed integers exactly; no common dtype does.
+    if common == "float64" and "uint64" in dtypes and any(d.startswith("int") for d in dtypes):
+        raise Unsupported("uint64 compared with a signed integer")
+    return common
+
+
+def _apply(program: _Program, node, registers: list[int]) -> list[int]:
+    op = node.op
+    out_dtypes = [out.type.dtype for out in node.outputs]
+    if any(d not in _KERNEL_DTYPES for d in out_dtypes):
+        raise Unsupported(f"output dtype {out_dtypes}")
+    if isinstance(op, ps.Composite):
+        return _inline(program, op.fgraph.inputs, op.fgraph.outputs, registers)
+    out = out_dtypes[0]
+    kind = type(op)
+    if kind is ps.Cast:
+        return [program.cast(registers[0], out)]
+    if kind in (ps.Identity, ps.Second):
+        return [program.cast(registers[-1], out)]
+    name = _KERNEL_NAMES.get(kind)
+    if name is None or name not in kernels.ops():
+        raise Unsupported(f"scalar op {op}")
+    signature = kernels.ops()[name].signature
+    if signature == "compare":
+        common = _common_dtype([program.dtypes[r] for r in registers])
+        return [program.emit(name, out, *(program.cast(r, common) for r in registers))]
+    if signature == "switch":
+        cond = program.cast(registers[0], "bool")
+        return [program.emit(name, out, cond, *(program.cast(r, out) for r in registers[1:]))]
+    args = [program.cast(r, out) for r in registers]
+    arity = kernels.ops()[name].arity
+    if kind in _FOLDED and len(args) > arity:
+        result = args[0]
+        for arg in args[1:]:
+            result = program.emit(name, out, result, arg)
+        return [result]
+    if len(args) != arity:
+        raise Unsupported(f"{name} with {len(args)} operands")
+    return [program.emit(name, out, *args)]
+
+
+def _inline(program: _Program, inputs, outputs, registers) -> list[int]:
+    """Append the scalar graph ``inputs -> outputs`` reading ``registers``; return the outputs' registers."""
+    from pytensor.graph.traversal import toposort
+
+    env = dict(zip(inputs, registers, strict=True))
+    for node in toposort(outputs, blockers=inputs):
+        args = []
+        for var in node.inputs:
+            if var in env:
+                args.append(env[var])
+            elif isinstance(var, Constant):
+                args.append(program.const(np.asarray(var.data).item(), var.type.dtype))
+            else:
+                raise Unsupported(f"{var} is neither an input nor a constant")
+        for var, register in zip(node.outputs, _apply(program, node, args), strict=True):
+            env[var] = register
+    result = []
+    for out in outputs:
+        if out in env:
+            result.append(env[out])
+        elif isinstance(out, Constant):
+            result.append(program.const(np.asarray(out.data).item(), out.type.dtype))
+        else:
+            raise Unsupported(f"output {out} is not computed")
+    return result
+
+
+def uses_kernel(scalar_op) -> bool:
+    """Whether a lone Elemwise of ``scalar_op`` is worth a kernel node: its portable form is more than one native node."""
+    return isinstance(scalar_op, ps.Composite) or not isinstance(scalar_op, _NATIVE)
+
+
+def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes):
+    """The kernel nodes computing ``scalar_outputs`` of the scalar graph on ``values``
+    (the ONNX values of ``scalar_inputs``), or None when the kernels cannot.
+    One node per output dtype; each reads every input, so its output has the
+    shape of all inputs broadcast, as the Elemwise's has."""
+    if not kernels.ops():
+        return None
+    input_dtypes = [v.dtype for v in values]
+    if any(d not in _KERNEL_DTYPES for d in input_dtypes):
+        return None
+    program = _Program(input_dtypes)
+    try:
+        registers = _inline(program, scalar_inputs, scalar_outputs, list(range(len(values))))
+        registers = [program.cast(r, dtype) for r, dtype in zip(registers, out_dtypes)]
+    except Unsupported:
+        return None
+    g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
+    results = [None] * len(registers)
+    for dtype in dict.fromkeys(out_dtypes):
+        positions = [i for i, d in enumerate(out_dtypes) if d == dtype]
+        outs = g.op(
+            f"Elemwise_{dtype}",
+            *values,
+            domain=kernels.DOMAIN,
+            outputs=len(positions),
+            input_dtypes=" ".join(input_dtypes),
+            program=program.text(),
+            output_registers=[registers[i] for i in positions],
+        )
+        outs = outs if isinstance(outs, list | tuple) else [outs]
+        for i, value in zip(positions, outs):
+            results[i] = value
+    return results

@@ -1,0 +1,216 @@
+#include "evaluate.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace pytensor_onnx::kernels {
+namespace {
+
+// Elements per block: 512 float64 are 4 KiB a register, so a program's live
+// registers stay in L1/L2 while each instruction runs over the block.
+constexpr size_t kBlock = 512;
+// Below this many elements one thread runs the whole node: handing work to
+// the pool costs more than it saves on PyMC-sized arrays.
+constexpr size_t kParallelMin = 1 << 15;
+constexpr size_t kBlocksPerTask = 16;
+
+// One input as the block loop reads it.
+struct InputView {
+  const char* data;
+  size_t itemsize;
+  enum Kind { Full, Scalar, Broadcast } kind;
+  std::vector<int64_t> strides;  // in elements, per output axis; 0 where broadcast
+};
+
+struct Call {
+  const Program* program;
+  std::vector<InputView> inputs;
+  std::vector<int64_t> out_shape;
+  size_t size;
+  std::vector<char*> outputs;
+  std::vector<bool> scalar;            // per register
+  std::vector<uint64_t> scalar_value;  // per register holding a scalar
+  std::vector<size_t> block_code;      // instructions that run per block
+};
+
+// Copies block [start, start + n) of a broadcast input into `dst`.
+void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> index(rank);
+  int64_t offset = 0;
+  size_t rest = start;
+  for (size_t d = rank; d-- > 0;) {
+    index[d] = static_cast<int64_t>(rest % static_cast<size_t>(shape[d]));
+    rest /= static_cast<size_t>(shape[d]);
+    offset += index[d] * in.strides[d];
+  }
+  for (size_t k = 0; k < n; ++k) {
+    std::memcpy(dst + k * in.itemsize, in.data + offset * static_cast<int64_t>(in.itemsize), in.itemsize);
+    for (size_t d = rank; d-- > 0;) {
+      offset += in.strides[d];
+      if (++index[d] < shape[d]) break;
+      offset -= in.strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void run_blocks(const Call& call, size_t first_block, size_t last_block) {
+  const Program& p = *call.program;
+  // Slots of kBlock 8-byte elements, per thread: concurrent runs of one
+  // session share the program, never the scratch.
+  thread_local std::vector<uint64_t> scratch;
+  const size_t words = static_cast<size_t>(p.num_slots) * kBlock;
+  if (scratch.size() < words) scratch.resize(words);
+  std::vector<Operand> operands(p.registers.size(), Operand{nullptr, false});
+  for (size_t r = 0; r < p.registers.size(); ++r) {
+    if (call.scalar[r]) operands[r] = {&call.scalar_value[r], true};
+  }
+  auto slot_data = [&](int r) {
+    return reinterpret_cast<char*>(scratch.data() + static_cast<size_t>(p.slot[r]) * kBlock);
+  };
+  Operand args[3];
+  for (size_t b = first_block; b < last_block; ++b) {
+    const size_t start = b * kBlock;
+    const size_t n = std::min(kBlock, call.size - start);
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      const InputView& in = call.inputs[i];
+      if (in.kind == InputView::Full) {
+        operands[i] = {in.data + start * in.itemsize, false};
+      } else if (in.kind == InputView::Broadcast) {
+        gather(in, call.out_shape, start, n, slot_data(static_cast<int>(i)));
+        operands[i] = {slot_data(static_cast<int>(i)), false};
+      }
+    }
+    for (size_t k : call.block_code) {
+      const Instruction& ins = p.code[k];
+      for (size_t a = 0; a < ins.args.size(); ++a) args[a] = operands[ins.args[a]];
+      char* out = slot_data(ins.result);
+      ins.loop(args, out, n);
+      operands[ins.result] = {out, false};
+    }
+    for (size_t j = 0; j < p.outputs.size(); ++j) {
+      const int r = p.outputs[j];
+      const size_t itemsize = dtype_size(p.registers[r]);
+      char* dst = call.outputs[j] + start * itemsize;
+      const char* src = static_cast<const char*>(operands[r].data);
+      if (operands[r].scalar) {
+        for (size_t k = 0; k < n; ++k) std::memcpy(dst + k * itemsize, src, itemsize);
+      } else {
+        std::memcpy(dst, src, n * itemsize);
+      }
+    }
+  }
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& s : shapes) {
+    const size_t offset = rank - s.size();
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t& o = out[offset + d];
+      if (s[d] < 0) throw std::invalid_argument("negative dimension in shape " + shape_text(s));
+      if (s[d] == o || s[d] == 1) continue;
+      if (o == 1) {
+        o = s[d];
+        continue;
+      }
+      std::string all;
+      for (const auto& t : shapes) all += (all.empty() ? "" : " ") + shape_text(t);
+      throw std::invalid_argument("input shapes " + all + " do not broadcast");
+    }
+  }
+  return out;
+}
+
+void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+              const std::vector<void*>& outputs, const ParallelFor* parallel) {
+  if (inputs.size() != p.num_inputs()) {
+    throw std::invalid_argument("the program reads " + std::to_string(p.num_inputs()) + " inputs, got " +
+                                std::to_string(inputs.size()));
+  }
+  if (outputs.size() != p.outputs.size()) {
+    throw std::invalid_argument("the program has " + std::to_string(p.outputs.size()) + " outputs, got " +
+                                std::to_string(outputs.size()));
+  }
+  Call call;
+  call.program = &p;
+  call.out_shape = out_shape;
+  size_t size = 1;
+  for (int64_t d : out_shape) size *= static_cast<size_t>(d);
+  call.size = size;
+  for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
+  if (size == 0) return;
+
+  // Inputs are read in place when they have the output's shape, broadcast
+  // as one value when they hold one element, gathered per block otherwise.
+  const size_t rank = out_shape.size();
+  call.scalar.assign(p.registers.size(), false);
+  call.scalar_value.assign(p.registers.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<int64_t>& shape = inputs[i].shape;
+    InputView view{static_cast<const char*>(inputs[i].data), dtype_size(p.registers[i]), InputView::Full, {}};
+    size_t count = 1;
+    for (int64_t d : shape) count *= static_cast<size_t>(d);
+    if (count == 1) {
+      view.kind = InputView::Scalar;
+      call.scalar[i] = true;
+      std::memcpy(&call.scalar_value[i], view.data, view.itemsize);
+    } else if (count != size) {
+      view.kind = InputView::Broadcast;
+      view.strides.assign(rank, 0);
+      const size_t offset = rank - shape.size();
+      int64_t stride = 1;
+      for (size_t d = shape.size(); d-- > 0;) {
+        view.strides[offset + d] = shape[d] == 1 ? 0 : stride;
+        stride *= shape[d];
+      }
+    }
+    call.inputs.push_back(std::move(view));
+  }
+  for (size_t r = p.num_inputs(); r < p.registers.size(); ++r) {
+    if (p.is_constant[r]) {
+      call.scalar[r] = true;
+      call.scalar_value[r] = p.constant_bits[r];
+    }
+  }
+  // Instructions whose operands are all scalars run once, here.
+  for (size_t k = 0; k < p.code.size(); ++k) {
+    const Instruction& ins = p.code[k];
+    bool all_scalar = true;
+    Operand args[3];
+    for (size_t a = 0; a < ins.args.size(); ++a) {
+      all_scalar = all_scalar && call.scalar[ins.args[a]];
+      args[a] = {&call.scalar_value[ins.args[a]], true};
+    }
+    if (!all_scalar) {
+      call.block_code.push_back(k);
+      continue;
+    }
+    ins.loop(args, &call.scalar_value[ins.result], 1);
+    call.scalar[ins.result] = true;
+  }
+
+  const size_t blocks = (size + kBlock - 1) / kBlock;
+  if (size < kParallelMin || parallel == nullptr) {
+    run_blocks(call, 0, blocks);
+    return;
+  }
+  const size_t tasks = (blocks + kBlocksPerTask - 1) / kBlocksPerTask;
+  (*parallel)(tasks, [&call, blocks](size_t t) {
+    run_blocks(call, t * kBlocksPerTask, std::min(blocks, (t + 1) * kBlocksPerTask));
+  });
+}
+
+}  // namespace pytensor_onnx::kernels

@@ -1,0 +1,34 @@
+// Evaluating a scalar program over broadcast arrays, block by block: what an
+// element-wise kernel node does, apart from ONNX Runtime (so it is tested,
+// and sanitized, without a runtime).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "program.h"
+
+namespace pytensor_onnx::kernels {
+
+struct ArrayArg {
+  const void* data;  // C-contiguous elements of the program's input dtype
+  std::vector<int64_t> shape;
+};
+
+// NumPy broadcasting of `shapes`; throws std::invalid_argument naming them.
+std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes);
+
+// Runs `task(0) ... task(n - 1)`, possibly in parallel (ONNX Runtime's
+// intra-op pool in a session).
+using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)>& task)>;
+
+// Writes the program's outputs, each of shape `out_shape` (the inputs'
+// broadcast shape), into `outputs`. Large arrays are split into tasks for
+// `parallel` when one is given.
+void evaluate(const Program& program, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+              const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr);
+
+}  // namespace pytensor_onnx::kernels

@@ -1,0 +1,76 @@
+// The kernel library's entry points: RegisterCustomOps, which ONNX Runtime
+// calls when a session's options load the library, and the description of
+// what the kernels compute, which pytensor_onnx reads (kernels.py).
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+#include "elemwise.h"
+#include "ops.h"
+#include "ort_api.h"
+
+namespace pytensor_onnx::kernels {
+namespace {
+
+constexpr const char* kDomain = "pytensor_onnx.kernels";
+
+// The ops live as long as the process: sessions keep pointers to them.
+std::vector<std::unique_ptr<ElemwiseOp>>& elemwise_ops() {
+  static std::vector<std::unique_ptr<ElemwiseOp>> ops = [] {
+    std::vector<std::unique_ptr<ElemwiseOp>> made;
+    for (int d = 0; d < kNumDTypes; ++d) made.push_back(std::make_unique<ElemwiseOp>(static_cast<DType>(d)));
+    return made;
+  }();
+  return ops;
+}
+
+}  // namespace
+}  // namespace pytensor_onnx::kernels
+
+extern "C" {
+
+__attribute__((visibility("default"))) OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
+                                                                                  const OrtApiBase* api_base) {
+  using namespace pytensor_onnx::kernels;
+  const OrtApi* api = api_base->GetApi(PYTENSOR_ONNX_KERNELS_API_VERSION);
+  if (api == nullptr) {
+    // A runtime older than 1.21 serves no API 21 and so cannot make an
+    // error status either: the session then fails on the unknown ops.
+    return nullptr;
+  }
+  // One domain for every session: options hold a pointer to it, never own
+  // it, and it must outlive every session built with them.
+  static OrtCustomOpDomain* domain = nullptr;
+  static OrtStatus* init_status = nullptr;
+  static std::once_flag init;
+  std::call_once(init, [api] {
+    Ort::InitApi(api);
+    init_status = api->CreateCustomOpDomain(kDomain, &domain);
+    for (auto& op : elemwise_ops()) {
+      if (init_status != nullptr) break;
+      init_status = api->CustomOpDomain_Add(domain, op.get());
+    }
+  });
+  try {
+    if (init_status != nullptr) {
+      return api->CreateStatus(api->GetErrorCode(init_status), api->GetErrorMessage(init_status));
+    }
+    return api->AddCustomOpDomain(options, domain);
+  } catch (const std::exception& e) {
+    return api->CreateStatus(ORT_FAIL, e.what());
+  }
+}
+
+// What the element-wise kernels compute (ops.h describe_ops), and the
+// library's API version, for pytensor_onnx to read with ctypes.
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_ops() {
+  static const std::string text = pytensor_onnx::kernels::describe_ops();
+  return text.c_str();
+}
+
+__attribute__((visibility("default"))) int pytensor_onnx_kernels_api_version() {
+  return PYTENSOR_ONNX_KERNELS_API_VERSION;
+}
+}

@@ -1,0 +1,310 @@
+#include "ops.h"
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "scalar_ops.h"
+#include "special.h"
+
+namespace pytensor_onnx::kernels {
+namespace {
+
+template <class T>
+constexpr uint32_t bit() {
+  if constexpr (std::is_same_v<T, bool>) return 1u << static_cast<int>(DType::Bool);
+  else if constexpr (std::is_same_v<T, int8_t>) return 1u << static_cast<int>(DType::Int8);
+  else if constexpr (std::is_same_v<T, int16_t>) return 1u << static_cast<int>(DType::Int16);
+  else if constexpr (std::is_same_v<T, int32_t>) return 1u << static_cast<int>(DType::Int32);
+  else if constexpr (std::is_same_v<T, int64_t>) return 1u << static_cast<int>(DType::Int64);
+  else if constexpr (std::is_same_v<T, uint8_t>) return 1u << static_cast<int>(DType::UInt8);
+  else if constexpr (std::is_same_v<T, uint16_t>) return 1u << static_cast<int>(DType::UInt16);
+  else if constexpr (std::is_same_v<T, uint32_t>) return 1u << static_cast<int>(DType::UInt32);
+  else if constexpr (std::is_same_v<T, uint64_t>) return 1u << static_cast<int>(DType::UInt64);
+  else if constexpr (std::is_same_v<T, float>) return 1u << static_cast<int>(DType::Float32);
+  else return 1u << static_cast<int>(DType::Float64);
+}
+
+constexpr uint32_t kBool = bit<bool>();
+constexpr uint32_t kFloats = bit<float>() | bit<double>();
+constexpr uint32_t kInts = bit<int8_t>() | bit<int16_t>() | bit<int32_t>() | bit<int64_t>() | bit<uint8_t>() |
+                           bit<uint16_t>() | bit<uint32_t>() | bit<uint64_t>();
+constexpr uint32_t kNumbers = kInts | kFloats;
+constexpr uint32_t kAll = kNumbers | kBool;
+
+// Loops over a block. Result type R, operand type A; F::f gives one element.
+template <class F, class R, class A>
+void loop1(const Operand* x, void* out, size_t n) {
+  const A* a = static_cast<const A*>(x[0].data);
+  R* o = static_cast<R*>(out);
+  if (x[0].scalar) {
+    const R v = F::f(a[0]);
+    for (size_t i = 0; i < n; ++i) o[i] = v;
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) o[i] = F::f(a[i]);
+}
+
+template <class F, class R, class A>
+void loop2(const Operand* x, void* out, size_t n) {
+  const A* a = static_cast<const A*>(x[0].data);
+  const A* b = static_cast<const A*>(x[1].data);
+  R* o = static_cast<R*>(out);
+  if (!x[0].scalar && !x[1].scalar) {
+    for (size_t i = 0; i < n; ++i) o[i] = F::f(a[i], b[i]);
+  } else if (x[0].scalar && !x[1].scalar) {
+    const A av = a[0];
+    for (size_t i = 0; i < n; ++i) o[i] = F::f(av, b[i]);
+  } else if (!x[0].scalar) {
+    const A bv = b[0];
+    for (size_t i = 0; i < n; ++i) o[i] = F::f(a[i], bv);
+  } else {
+    const R v = F::f(a[0], b[0]);
+    for (size_t i = 0; i < n; ++i) o[i] = v;
+  }
+}
+
+template <class F, class R, class A>
+void loop3(const Operand* x, void* out, size_t n) {
+  const A* a = static_cast<const A*>(x[0].data);
+  const A* b = static_cast<const A*>(x[1].data);
+  const A* c = static_cast<const A*>(x[2].data);
+  const size_t sa = x[0].scalar ? 0 : 1, sb = x[1].scalar ? 0 : 1, sc = x[2].scalar ? 0 : 1;
+  R* o = static_cast<R*>(out);
+  for (size_t i = 0; i < n; ++i) o[i] = F::f(a[i * sa], b[i * sb], c[i * sc]);
+}
+
+template <class T>
+void switch_loop(const Operand* x, void* out, size_t n) {
+  const bool* c = static_cast<const bool*>(x[0].data);
+  const T* a = static_cast<const T*>(x[1].data);
+  const T* b = static_cast<const T*>(x[2].data);
+  T* o = static_cast<T*>(out);
+  if (!x[0].scalar && !x[1].scalar && !x[2].scalar) {
+    for (size_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+    return;
+  }
+  const size_t sc = x[0].scalar ? 0 : 1, sa = x[1].scalar ? 0 : 1, sb = x[2].scalar ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+}
+
+template <class To, class From>
+void cast_loop(const Operand* x, void* out, size_t n) {
+  const From* a = static_cast<const From*>(x[0].data);
+  To* o = static_cast<To*>(out);
+  const size_t s = x[0].scalar ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) o[i] = scalar::convert<To>(a[i * s]);
+}
+
+// Special functions: float64 arithmetic for float32 operands too.
+struct GammaLn {
+  template <class T> static T f(T x) { return static_cast<T>(special::gammaln(double(x))); }
+};
+struct Gamma {
+  template <class T> static T f(T x) { return static_cast<T>(special::gamma(double(x))); }
+};
+struct Psi {
+  template <class T> static T f(T x) { return static_cast<T>(special::psi(double(x))); }
+};
+struct TriGamma {
+  template <class T> static T f(T x) { return static_cast<T>(special::trigamma(double(x))); }
+};
+struct Erfinv {
+  template <class T> static T f(T x) { return static_cast<T>(special::erfinv(double(x))); }
+};
+struct Erfcinv {
+  template <class T> static T f(T x) { return static_cast<T>(special::erfcinv(double(x))); }
+};
+struct GammaInc {
+  template <class T> static T f(T a, T x) { return static_cast<T>(special::gammainc(double(a), double(x))); }
+};
+struct GammaIncC {
+  template <class T> static T f(T a, T x) { return static_cast<T>(special::gammaincc(double(a), double(x))); }
+};
+struct BetaInc {
+  template <class T> static T f(T a, T b, T x) {
+    return static_cast<T>(special::betainc(double(a), double(b), double(x)));
+  }
+};
+
+struct Entry {
+  const char* name;
+  int arity;
+  Signature signature;
+  uint32_t dtypes;  // operand dtypes taken (the condition of Switch excluded)
+  LoopFn (*select)(DType operand);
+};
+
+// The loop of F on operand dtype `d` for a Same/Compare op of `Arity`
+// operands, instantiated only for the dtypes of `Mask`.
+template <class F, int Arity, Signature S, uint32_t Mask>
+LoopFn select_for(DType d) {
+  return visit_dtype(d, [](auto tag) -> LoopFn {
+    using T = decltype(tag);
+    if constexpr ((Mask & bit<T>()) == 0) {
+      return nullptr;
+    } else {
+      using R = std::conditional_t<S == Signature::Compare, bool, T>;
+      if constexpr (Arity == 1) return &loop1<F, R, T>;
+      else if constexpr (Arity == 2) return &loop2<F, R, T>;
+      else return &loop3<F, R, T>;
+    }
+  });
+}
+
+LoopFn select_switch(DType d) {
+  return visit_dtype(d, [](auto tag) -> LoopFn { return &switch_loop<decltype(tag)>; });
+}
+
+template <class F, int Arity, uint32_t Mask>
+constexpr Entry same(const char* name) {
+  return {name, Arity, Signature::Same, Mask, &select_for<F, Arity, Signature::Same, Mask>};
+}
+template <class F, int Arity, uint32_t Mask>
+constexpr Entry compare(const char* name) {
+  return {name, Arity, Signature::Compare, Mask, &select_for<F, Arity, Signature::Compare, Mask>};
+}
+
+namespace s = scalar;
+const Entry kOps[] = {
+    same<s::Add, 2, kNumbers>("Add"),
+    same<s::Sub, 2, kNumbers>("Sub"),
+    same<s::Mul, 2, kNumbers>("Mul"),
+    same<s::TrueDiv, 2, kFloats>("TrueDiv"),
+    same<s::IntDiv, 2, kNumbers>("IntDiv"),
+    same<s::Mod, 2, kNumbers>("Mod"),
+    same<s::Maximum, 2, kNumbers>("Maximum"),
+    same<s::Minimum, 2, kNumbers>("Minimum"),
+    same<s::Pow, 2, kFloats>("Pow"),
+    same<s::ArcTan2, 2, kFloats>("ArcTan2"),
+    same<s::Neg, 1, kNumbers>("Neg"),
+    same<s::Abs, 1, kNumbers>("Abs"),
+    same<s::Sign, 1, kNumbers>("Sign"),
+    same<s::Sqr, 1, kNumbers>("Sqr"),
+    same<s::Identity, 1, kAll>("Identity"),
+    same<s::Exp, 1, kFloats>("Exp"),
+    same<s::Exp2, 1, kFloats>("Exp2"),
+    same<s::Expm1, 1, kFloats>("Expm1"),
+    same<s::Log, 1, kFloats>("Log"),
+    same<s::Log2, 1, kFloats>("Log2"),
+    same<s::Log10, 1, kFloats>("Log10"),
+    same<s::Log1p, 1, kFloats>("Log1p"),
+    same<s::Sqrt, 1, kFloats>("Sqrt"),
+    same<s::Reciprocal, 1, kFloats>("Reciprocal"),
+    same<s::Floor, 1, kFloats>("Floor"),
+    same<s::Ceil, 1, kFloats>("Ceil"),
+    same<s::Trunc, 1, kFloats>("Trunc"),
+    same<s::RoundHalfToEven, 1, kFloats>("RoundHalfToEven"),
+    same<s::RoundHalfAwayFromZero, 1, kFloats>("RoundHalfAwayFromZero"),
+    same<s::Sin, 1, kFloats>("Sin"),
+    same<s::Cos, 1, kFloats>("Cos"),
+    same<s::Tan, 1, kFloats>("Tan"),
+    same<s::ArcSin, 1, kFloats>("ArcSin"),
+    same<s::ArcCos, 1, kFloats>("ArcCos"),
+    same<s::ArcTan, 1, kFloats>("ArcTan"),
+    same<s::Sinh, 1, kFloats>("Sinh"),
+    same<s::Cosh, 1, kFloats>("Cosh"),
+    same<s::Tanh, 1, kFloats>("Tanh"),
+    same<s::ArcSinh, 1, kFloats>("ArcSinh"),
+    same<s::ArcCosh, 1, kFloats>("ArcCosh"),
+    same<s::ArcTanh, 1, kFloats>("ArcTanh"),
+    same<s::Erf, 1, kFloats>("Erf"),
+    same<s::Erfc, 1, kFloats>("Erfc"),
+    same<s::Sigmoid, 1, kFloats>("Sigmoid"),
+    same<s::Softplus, 1, kFloats>("Softplus"),
+    same<s::Log1mexp, 1, kFloats>("Log1mexp"),
+    same<GammaLn, 1, kFloats>("GammaLn"),
+    same<Gamma, 1, kFloats>("Gamma"),
+    same<Psi, 1, kFloats>("Psi"),
+    same<TriGamma, 1, kFloats>("TriGamma"),
+    same<Erfinv, 1, kFloats>("Erfinv"),
+    same<Erfcinv, 1, kFloats>("Erfcinv"),
+    same<GammaInc, 2, kFloats>("GammaInc"),
+    same<GammaIncC, 2, kFloats>("GammaIncC"),
+    same<BetaInc, 3, kFloats>("BetaInc"),
+    same<s::Clip, 3, kNumbers>("Clip"),
+    same<s::AND, 2, kInts | kBool>("AND"),
+    same<s::OR, 2, kInts | kBool>("OR"),
+    same<s::XOR, 2, kInts | kBool>("XOR"),
+    same<s::Invert, 1, kInts | kBool>("Invert"),
+    compare<s::LT, 2, kAll>("LT"),
+    compare<s::GT, 2, kAll>("GT"),
+    compare<s::LE, 2, kAll>("LE"),
+    compare<s::GE, 2, kAll>("GE"),
+    compare<s::EQ, 2, kAll>("EQ"),
+    compare<s::NEQ, 2, kAll>("NEQ"),
+    compare<s::IsNan, 1, kFloats>("IsNan"),
+    compare<s::IsInf, 1, kFloats>("IsInf"),
+    {"Switch", 3, Signature::Switch, kAll, &select_switch},
+    {"Cast", 1, Signature::Cast, kAll, nullptr},
+};
+
+LoopFn select_cast(DType from, DType to) {
+  return visit_dtype(to, [from](auto to_tag) -> LoopFn {
+    using To = decltype(to_tag);
+    return visit_dtype(from, [](auto from_tag) -> LoopFn { return &cast_loop<To, decltype(from_tag)>; });
+  });
+}
+
+const char* signature_name(Signature s) {
+  switch (s) {
+    case Signature::Same: return "same";
+    case Signature::Compare: return "compare";
+    case Signature::Switch: return "switch";
+    case Signature::Cast: break;
+  }
+  return "cast";
+}
+
+}  // namespace
+
+LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DType result) {
+  for (const Entry& e : kOps) {
+    if (name != e.name) continue;
+    if (static_cast<int>(args.size()) != e.arity) {
+      throw std::invalid_argument(name + " takes " + std::to_string(e.arity) + " operands, got " +
+                                  std::to_string(args.size()));
+    }
+    if (e.signature == Signature::Cast) return select_cast(args[0], result);
+    const size_t first = e.signature == Signature::Switch ? 1 : 0;
+    if (e.signature == Signature::Switch && args[0] != DType::Bool) {
+      throw std::invalid_argument("Switch needs a bool condition, got " + std::string(dtype_name(args[0])));
+    }
+    const DType operand = args[first];
+    for (size_t i = first; i < args.size(); ++i) {
+      if (args[i] != operand) {
+        throw std::invalid_argument(name + ": operands of one dtype expected, got " + dtype_name(operand) + " and " +
+                                    dtype_name(args[i]));
+      }
+    }
+    const DType expected = e.signature == Signature::Compare ? DType::Bool : operand;
+    if (result != expected) {
+      throw std::invalid_argument(name + " on " + dtype_name(operand) + " gives " + dtype_name(expected) + ", not " +
+                                  dtype_name(result));
+    }
+    if ((e.dtypes & (1u << static_cast<int>(operand))) == 0) {
+      throw std::invalid_argument(name + " has no " + dtype_name(operand) + " loop");
+    }
+    return e.select(operand);
+  }
+  throw std::invalid_argument("unknown scalar op '" + name + "'");
+}
+
+std::string describe_ops() {
+  std::string out;
+  for (const Entry& e : kOps) {
+    out += e.name;
+    out += ' ' + std::to_string(e.arity) + ' ' + signature_name(e.signature) + ' ';
+    bool first = true;
+    for (int d = 0; d < kNumDTypes; ++d) {
+      if (e.dtypes & (1u << d)) {
+        if (!first) out += ',';
+        out += dtype_name(static_cast<DType>(d));
+        first = false;
+      }
+    }
+    out += ';';
+  }
+  return out;
+}
+
+}  // namespace pytensor_onnx::kernels

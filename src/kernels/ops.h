@@ -1,0 +1,38 @@
+// The table of scalar ops the element-wise kernels evaluate: for each op its
+// arity, how operand and result dtypes relate, the dtypes it takes, and its
+// loop over a block of elements for each of those dtypes. The one home of
+// these facts: the Python side reads them through describe_ops().
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+
+namespace pytensor_onnx::kernels {
+
+// One operand of a loop: `scalar` operands hold one element, broadcast over
+// the block; the others hold one element per position of the block.
+struct Operand {
+  const void* data;
+  bool scalar;
+};
+using LoopFn = void (*)(const Operand* args, void* out, size_t n);
+
+enum class Signature {
+  Same,       // operands and result of one dtype (Add, Exp, ...)
+  Compare,    // operands of one dtype, bool result (LT, IsNan, ...)
+  Switch,     // bool condition, two operands of the result's dtype
+  Cast,       // any dtype to any dtype
+};
+
+// The loop of op `name` on operands of dtypes `args` giving `result`; throws
+// std::invalid_argument naming what does not fit.
+LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DType result);
+
+// "Add 2 same bool,int8,...;Exp 1 same float32,float64;..." : every op, its
+// arity, signature and the operand dtypes it takes.
+std::string describe_ops();
+
+}  // namespace pytensor_onnx::kernels

@@ -1,0 +1,45 @@
+// A scalar program: what one fused element-wise kernel node evaluates at
+// every position of its (broadcast) inputs. The node carries it as text, so
+// an exported model stays readable:
+//   input_dtypes = "float64 int64"             the dtypes of the node's inputs
+//   program = "Cast float64 1;Const float64 0.5;Mul float64 0 3;Exp float64 4"
+//   output_registers = [5]                     registers that become outputs
+// Registers 0..n-1 are the inputs; each instruction `<op> <dtype> <args>`
+// appends one register of that dtype ("Const <dtype> <literal>" a constant).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+#include "ops.h"
+
+namespace pytensor_onnx::kernels {
+
+struct Instruction {
+  LoopFn loop;
+  std::vector<int> args;  // registers read
+  int result;             // register written
+};
+
+struct Program {
+  std::vector<DType> registers;        // dtype of every register
+  std::vector<bool> is_constant;       // per register
+  std::vector<uint64_t> constant_bits; // per register: the constant's value (its dtype's bytes)
+  std::vector<Instruction> code;
+  std::vector<int> outputs;
+  // Block storage: each register that needs a buffer gets a slot; a slot is
+  // reused once the register it held is read for the last time.
+  std::vector<int> slot;  // per register, -1 for constants
+  int num_slots = 0;
+
+  size_t num_inputs() const { return num_inputs_; }
+  size_t num_inputs_ = 0;
+};
+
+// Parses and checks a program; throws std::invalid_argument naming the
+// instruction that is wrong.
+Program parse_program(const std::string& input_dtypes, const std::string& text, const std::vector<int64_t>& outputs);
+
+}  // namespace pytensor_onnx::kernels

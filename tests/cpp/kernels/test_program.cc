@@ -1,0 +1,184 @@
+// The kernel library's scalar programs (src/kernels): parsing, checking and
+// evaluation over broadcast arrays, without ONNX Runtime.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "evaluate.h"
+#include "ops.h"
+#include "program.h"
+
+namespace pytensor_onnx::kernels {
+namespace {
+
+std::string error_of(const std::string& inputs, const std::string& text, const std::vector<int64_t>& outputs) {
+  try {
+    parse_program(inputs, text, outputs);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelProgram, RejectsWhatItCannotRun) {
+  EXPECT_NE(error_of("float64", "Nope float64 0", {1}).find("unknown scalar op 'Nope'"), std::string::npos);
+  EXPECT_NE(error_of("float64", "Exp float64 1", {1}).find("operand '1' is not a register"), std::string::npos);
+  EXPECT_NE(error_of("int64", "Exp int64 0", {1}).find("Exp has no int64 loop"), std::string::npos);
+  EXPECT_NE(error_of("float64 float32", "Add float64 0 1", {2}).find("operands of one dtype"), std::string::npos);
+  EXPECT_NE(error_of("float64", "LT float64 0 0", {1}).find("gives bool"), std::string::npos);
+  EXPECT_NE(error_of("float64", "Const float64 1.5x", {1}).find("is not a float64"), std::string::npos);
+  EXPECT_NE(error_of("uint8", "Const uint8 -1", {1}).find("negative constant"), std::string::npos);
+  EXPECT_NE(error_of("float64", "Exp float64 0", {}).find("no outputs"), std::string::npos);
+  EXPECT_NE(error_of("float64", "Exp float64 0", {7}).find("output register 7"), std::string::npos);
+  EXPECT_NE(error_of("float64", "Switch float64 0 0 0", {1}).find("bool condition"), std::string::npos);
+  EXPECT_NE(error_of("complex128", "", {0}).find("unknown dtype"), std::string::npos);
+}
+
+TEST(KernelProgram, SlotsAreReusedOnceARegisterIsDead) {
+  // x -> exp -> log -> sqrt: each result may take its operand's slot.
+  Program p = parse_program("float64", "Exp float64 0;Log float64 1;Sqrt float64 2", {3});
+  EXPECT_LE(p.num_slots, 2);  // the input's slot, and one for the chain
+}
+
+template <class T>
+std::vector<T> run(const Program& p, const std::vector<ArrayArg>& inputs, size_t size) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ArrayArg& a : inputs) shapes.push_back(a.shape);
+  const std::vector<int64_t> shape = broadcast_shapes(shapes);
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  EXPECT_EQ(n, size);
+  std::vector<T> out(n);
+  evaluate(p, inputs, shape, {out.data()});
+  return out;
+}
+
+TEST(KernelProgram, BroadcastsLikeNumPy) {
+  // (2, 3) + (3,) + (2, 1) + scalar, checked element by element; large
+  // enough (3 x 700) that blocks end inside rows.
+  const int64_t rows = 3, cols = 700;
+  std::vector<double> a(rows * cols), b(cols), c(rows), d{0.5};
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 1000.0 * static_cast<double>(i);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = 1e7 * static_cast<double>(i + 1);
+  Program p = parse_program("float64 float64 float64 float64",
+                            "Add float64 0 1;Add float64 4 2;Add float64 5 3", {6});
+  auto out = run<double>(p, {{a.data(), {rows, cols}}, {b.data(), {cols}}, {c.data(), {rows, 1}}, {d.data(), {}}},
+                         rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < cols; ++k) {
+      ASSERT_EQ(out[r * cols + k], a[r * cols + k] + b[k] + c[r] + 0.5) << r << "," << k;
+    }
+  }
+  EXPECT_THROW(broadcast_shapes({{2, 3}, {4}}), std::invalid_argument);
+}
+
+TEST(KernelProgram, IntegerSemanticsFollowNumPy) {
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> a{7, -7, 7, -7, 5, kMin, kMin, 3};
+  std::vector<int64_t> b{2, 2, -2, -2, 0, -1, 1, 0};
+  Program div = parse_program("int64 int64", "IntDiv int64 0 1", {2});
+  Program mod = parse_program("int64 int64", "Mod int64 0 1", {2});
+  const std::vector<ArrayArg> in{{a.data(), {8}}, {b.data(), {8}}};
+  EXPECT_EQ(run<int64_t>(div, in, 8), (std::vector<int64_t>{3, -4, -4, 3, 0, kMin, kMin, 0}));
+  EXPECT_EQ(run<int64_t>(mod, in, 8), (std::vector<int64_t>{1, 1, -1, -1, 0, 0, 0, 0}));
+  // Wrapping arithmetic, no undefined behaviour (the sanitizer build checks).
+  Program add = parse_program("int64", "Const int64 -1;Add int64 0 1;Neg int64 0;Abs int64 0", {2, 3, 4});
+  std::vector<int64_t> x{kMin};
+  std::vector<int64_t> sum(1), neg(1), abs(1);
+  evaluate(add, {{x.data(), {1}}}, {1}, {sum.data(), neg.data(), abs.data()});
+  EXPECT_EQ(sum[0], std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(neg[0], kMin);
+  EXPECT_EQ(abs[0], kMin);
+}
+
+TEST(KernelProgram, FloatDivmodAndNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> a{7.5, -7.5, 7.5, 1.0, nan, 3.0};
+  std::vector<double> b{2.0, 2.0, -2.0, 0.0, 1.0, nan};
+  Program p = parse_program("float64 float64", "IntDiv float64 0 1;Mod float64 0 1;Maximum float64 0 1", {2, 3, 4});
+  std::vector<double> q(6), r(6), m(6);
+  evaluate(p, {{a.data(), {6}}, {b.data(), {6}}}, {6}, {q.data(), r.data(), m.data()});
+  EXPECT_EQ(q[0], 3.0);
+  EXPECT_EQ(r[0], 1.5);
+  EXPECT_EQ(q[1], -4.0);
+  EXPECT_EQ(r[1], 0.5);
+  EXPECT_EQ(q[2], -4.0);
+  EXPECT_EQ(r[2], -0.5);
+  EXPECT_TRUE(std::isinf(q[3]));  // 1 // 0 = inf, as NumPy gives
+  EXPECT_TRUE(std::isnan(r[3]));
+  EXPECT_TRUE(std::isnan(m[4]));
+  EXPECT_TRUE(std::isnan(m[5]));
+}
+
+TEST(KernelProgram, CastsOutOfRangeWithoutUndefinedBehaviour) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> x{300.0, -1.0, 1e30, -inf, std::nan(""), 2.9};
+  Program p = parse_program("float64", "Cast uint8 0;Cast int32 0;Cast int64 0;Cast bool 0", {1, 2, 3, 4});
+  std::vector<uint8_t> u8(6);
+  std::vector<int32_t> i32(6);
+  std::vector<int64_t> i64(6);
+  std::vector<uint8_t> b(6);  // bool storage
+  evaluate(p, {{x.data(), {6}}}, {6}, {u8.data(), i32.data(), i64.data(), b.data()});
+  EXPECT_EQ(u8[0], 44);   // NumPy on x86: 300 -> 44
+  EXPECT_EQ(u8[1], 255);  // -1.0 -> 255
+  EXPECT_EQ(i32[2], std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(i64[3], std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(i64[5], 2);
+  EXPECT_EQ(b[4], 1);  // NaN is true
+  EXPECT_EQ(b[5], 1);
+}
+
+TEST(KernelProgram, ScalarOnlyWorkRunsOnceAndFillsTheOutput) {
+  std::vector<double> x(1000, 2.0), s{3.0};
+  Program p = parse_program("float64 float64", "Exp float64 1;Const float64 2;Mul float64 2 3;Add float64 4 0",
+                            {4, 5});
+  std::vector<double> scalar_out(1000), sum(1000);
+  evaluate(p, {{x.data(), {1000}}, {s.data(), {1}}}, {1000}, {scalar_out.data(), sum.data()});
+  for (size_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(scalar_out[i], 2.0 * std::exp(3.0));
+    ASSERT_EQ(sum[i], 2.0 * std::exp(3.0) + 2.0);
+  }
+}
+
+TEST(KernelProgram, ParallelTasksGiveTheSerialResult) {
+  const size_t n = (1 << 16) + 77;
+  std::vector<double> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = static_cast<double>(i + 1) * 1e-3;
+  Program p = parse_program("float64", "GammaLn float64 0;Psi float64 0;Add float64 1 2", {3});
+  std::vector<double> serial(n), parallel(n);
+  evaluate(p, {{x.data(), {static_cast<int64_t>(n)}}}, {static_cast<int64_t>(n)}, {serial.data()});
+  size_t tasks_run = 0;
+  const ParallelFor in_reverse = [&tasks_run](size_t count, const std::function<void(size_t)>& task) {
+    for (size_t t = count; t-- > 0;) {
+      task(t);
+      ++tasks_run;
+    }
+  };
+  evaluate(p, {{x.data(), {static_cast<int64_t>(n)}}}, {static_cast<int64_t>(n)}, {parallel.data()}, &in_reverse);
+  EXPECT_GT(tasks_run, 1u);
+  EXPECT_EQ(serial, parallel);
+}
+
+TEST(KernelProgram, EmptyArraysRunNothing) {
+  Program p = parse_program("float64", "Exp float64 0", {1});
+  std::vector<double> input{1.0}, sentinel{-1.0};
+  evaluate(p, {{input.data(), {0, 3}}}, {0, 3}, {sentinel.data()});
+  EXPECT_EQ(sentinel[0], -1.0);  // nothing written
+}
+
+TEST(KernelOps, DescriptionListsEveryOpOnce) {
+  const std::string text = describe_ops();
+  EXPECT_NE(text.find("Add 2 same "), std::string::npos);
+  EXPECT_NE(text.find("GammaLn 1 same float32,float64;"), std::string::npos);
+  EXPECT_NE(text.find("Switch 3 switch "), std::string::npos);
+  EXPECT_EQ(text.find("Add 2", text.find("Add 2") + 1), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pytensor_onnx::kernels
