@@ -6,6 +6,7 @@ with PyTensor, so ``pytensor.function(..., mode="ONNX")`` works.
 
 __version__ = "0.1.0"
 
+from pytensor_onnx import kernels
 from pytensor_onnx.dispatch import ONNX_OPSET_VERSION, fgraph_to_onnx, onnx_funcify, onnx_typify
 from pytensor_onnx.export import compile_onnx, export_function_onnx, export_onnx
 from pytensor_onnx.linker import ONNXLinker
@@ -21,6 +22,7 @@ __all__ = [
     "export_function_onnx",
     "export_onnx",
     "fgraph_to_onnx",
+    "kernels",
     "onnx_funcify",
     "onnx_mode",
     "onnx_typify",

@@ -198,9 +198,9 @@ def _build_fgraph(inputs, outputs, shared_values=None):
 def _rewrite(fgraph, including=()):
     import pytensor
 
-    from pytensor_onnx.mode import ONNX
+    from pytensor_onnx.mode import PORTABLE_ONNX
 
-    mode = ONNX.including(*including) if including else ONNX
+    mode = PORTABLE_ONNX.including(*including) if including else PORTABLE_ONNX
     # Every node a rewrite creates records the Python stack that made it
     # (tag.trace, up to traceback__limit frames), for PyTensor's error
     # messages of compiled functions. The exported graph is thrown away after
@@ -418,16 +418,17 @@ def export_function_onnx(
 
 
 def compile_onnx(inputs, outputs, *, opset_version: int | None = None, session_options=None, providers=None,
-                 **function_kwargs):
-    """``pytensor.function(inputs, outputs, ...)`` running on ONNX Runtime."""
+                 kernels=None, **function_kwargs):
+    """``pytensor.function(inputs, outputs, ...)`` running on ONNX Runtime
+    (``kernels``: see ``ONNXLinker``)."""
     from pytensor_onnx.mode import ONNX, onnx_mode
 
     if "mode" in function_kwargs:
         raise TypeError("compile_onnx chooses the mode; pass opset_version/session_options/providers instead")
-    if opset_version is None and session_options is None and providers is None:
+    if opset_version is None and session_options is None and providers is None and kernels is None:
         mode = ONNX
     else:
         if opset_version is not None:
             _check_opset(opset_version)
-        mode = onnx_mode(opset_version, session_options, providers)
+        mode = onnx_mode(opset_version, session_options, providers, kernels=kernels)
     return pytensor.function(inputs, outputs, mode=mode, **function_kwargs)

@@ -170,6 +170,10 @@ class ONNXLinker(JITLinker):
         # ONNX variants (dispatch/slinalg.py) split general and positive
         # definite solves only, as JAX's do.
         "reuse_decomposition_multiple_solves",
+        # PyTensor 3.3 inlines Softmax, LogSoftmax, LogSumExp, ... before its
+        # fusion so their bodies fuse; their ONNX rules (native Softmax and
+        # LogSoftmax kernels) are kept, as JAX's are.
+        "inline_symbolic_for_fusion",
         "scan_split_non_sequence_decomposition_and_solve",
     )
 

@@ -89,6 +89,9 @@ def onnx_mode(opset_version=None, session_options=None, providers=None, optimize
 
 
 ONNX = onnx_mode()
+#: The rewrites and conversion of exported files: standard ONNX only (no
+#: kernel-library nodes, so no element-wise fusion either).
+PORTABLE_ONNX = onnx_mode(kernels=False)
 
 
 def register():

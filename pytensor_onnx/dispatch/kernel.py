@@ -32,7 +32,8 @@ _KERNEL_NAMES = {
         ps.ArcCosh, ps.ArcTanh, ps.Clip, ps.AND, ps.OR, ps.XOR, ps.Invert, ps.LT, ps.GT, ps.LE, ps.GE,
         ps.EQ, ps.NEQ, ps.IsNan, ps.IsInf, ps.Switch,
         psm.Erf, psm.Erfc, psm.Sigmoid, psm.Softplus, psm.Log1mexp, psm.GammaLn, psm.Gamma, psm.Psi,
-        psm.TriGamma, psm.Erfinv, psm.Erfcinv, psm.GammaInc, psm.GammaIncC, psm.BetaInc,
+        psm.TriGamma, psm.Erfinv, psm.Erfcinv, psm.GammaInc, psm.GammaIncC, psm.BetaInc, psm.GammaIncInv,
+        psm.GammaIncCInv, psm.BetaIncInv, psm.Owens_t, psm.J0, psm.J1, psm.I0, psm.I1,
     )
 }
 

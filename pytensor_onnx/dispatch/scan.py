@@ -181,10 +181,11 @@ def inner_graph(op):
     so when compiling with mode ONNX; its graph is used as it is.)"""
     if SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE:
         return op.fgraph
-    from pytensor_onnx.mode import ONNX
+    from pytensor_onnx.dispatch.basic import kernels_enabled
+    from pytensor_onnx.mode import ONNX, PORTABLE_ONNX
 
     fgraph = op.fgraph.clone()
-    ONNX.optimizer.rewrite(fgraph)
+    (ONNX if kernels_enabled() else PORTABLE_ONNX).optimizer.rewrite(fgraph)
     return fgraph
 
 

@@ -126,6 +126,33 @@ struct BetaInc {
   }
 };
 
+struct GammaIncInv {
+  template <class T> static T f(T a, T y) { return static_cast<T>(special::gammaincinv(double(a), double(y))); }
+};
+struct GammaIncCInv {
+  template <class T> static T f(T a, T y) { return static_cast<T>(special::gammainccinv(double(a), double(y))); }
+};
+struct BetaIncInv {
+  template <class T> static T f(T a, T b, T y) {
+    return static_cast<T>(special::betaincinv(double(a), double(b), double(y)));
+  }
+};
+struct OwensT {
+  template <class T> static T f(T h, T a) { return static_cast<T>(special::owens_t(double(h), double(a))); }
+};
+struct J0 {
+  template <class T> static T f(T x) { return static_cast<T>(special::j0(double(x))); }
+};
+struct J1 {
+  template <class T> static T f(T x) { return static_cast<T>(special::j1(double(x))); }
+};
+struct I0 {
+  template <class T> static T f(T x) { return static_cast<T>(special::i0(double(x))); }
+};
+struct I1 {
+  template <class T> static T f(T x) { return static_cast<T>(special::i1(double(x))); }
+};
+
 struct Entry {
   const char* name;
   int arity;
@@ -221,6 +248,14 @@ const Entry kOps[] = {
     same<GammaInc, 2, kFloats>("GammaInc"),
     same<GammaIncC, 2, kFloats>("GammaIncC"),
     same<BetaInc, 3, kFloats>("BetaInc"),
+    same<GammaIncInv, 2, kFloats>("GammaIncInv"),
+    same<GammaIncCInv, 2, kFloats>("GammaIncCInv"),
+    same<BetaIncInv, 3, kFloats>("BetaIncInv"),
+    same<OwensT, 2, kFloats>("Owens_t"),
+    same<J0, 1, kFloats>("J0"),
+    same<J1, 1, kFloats>("J1"),
+    same<I0, 1, kFloats>("I0"),
+    same<I1, 1, kFloats>("I1"),
     same<s::Clip, 3, kNumbers>("Clip"),
     same<s::AND, 2, kInts | kBool>("AND"),
     same<s::OR, 2, kInts | kBool>("OR"),

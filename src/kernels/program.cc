@@ -1,5 +1,6 @@
 #include "program.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -76,13 +77,18 @@ void assign_slots(Program& p) {
   for (size_t r = 0; r < p.num_inputs_; ++r) p.slot[r] = p.num_slots++;
   for (size_t k = 0; k < p.code.size(); ++k) {
     const Instruction& ins = p.code[k];
-    // Operands read for the last time free their slots first: a loop may
-    // write its result over an operand (o[i] is written after a[i] is read).
+    // Operands read for the last time free their slots: before the result
+    // takes one when their elements are as wide as the result's (a loop may
+    // write o[i] over a[i] once a[i] is read), after it otherwise (a wider
+    // o[i] would overwrite a[i + 1] before it is read).
+    const size_t width = dtype_size(p.registers[ins.result]);
+    std::vector<int> freed_after;
     for (int a : ins.args) {
-      if (a >= static_cast<int>(p.num_inputs_) && !p.is_constant[a] && last_use[a] == k && p.slot[a] >= 0) {
-        bool already = false;
-        for (int s : free_slots) already = already || s == p.slot[a];
-        if (!already) free_slots.push_back(p.slot[a]);
+      if (a < static_cast<int>(p.num_inputs_) || p.is_constant[a] || last_use[a] != k || p.slot[a] < 0) continue;
+      std::vector<int>& list = dtype_size(p.registers[a]) == width ? free_slots : freed_after;
+      if (std::find(free_slots.begin(), free_slots.end(), p.slot[a]) == free_slots.end() &&
+          std::find(freed_after.begin(), freed_after.end(), p.slot[a]) == freed_after.end()) {
+        list.push_back(p.slot[a]);
       }
     }
     if (!free_slots.empty()) {
@@ -91,6 +97,7 @@ void assign_slots(Program& p) {
     } else {
       p.slot[ins.result] = p.num_slots++;
     }
+    free_slots.insert(free_slots.end(), freed_after.begin(), freed_after.end());
   }
 }
 

@@ -269,9 +269,11 @@ struct Invert {
   }
 };
 
-// NumPy's clip: minimum(maximum(x, lo), hi); NaN in any operand propagates.
+// PyTensor's clip (pytensor.scalar.basic.Clip.impl): below lo gives lo, else
+// above hi gives hi (so lo > hi gives lo below lo, hi elsewhere); a NaN x
+// stays NaN, NaN bounds compare false.
 struct Clip {
-  template <class T> static T f(T x, T lo, T hi) { return Minimum::f(Maximum::f(x, lo), hi); }
+  template <class T> static T f(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 };
 
 // A conversion with NumPy's results where C++ leaves it undefined: a float

@@ -7,6 +7,8 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
+import pytensor_onnx
+
 from helpers import FLOAT_DTYPES
 from linalg_cases import BATCH_SHAPES, compare, general, lower_triangular, spd, stack
 from pytensor_onnx import compat
@@ -139,7 +141,12 @@ def test_pymc_mvnormal_logp_and_gradient_export(rng):
     # The model the function runs, on nothing but ONNX Runtime.
     import onnxruntime as ort
 
-    session = ort.InferenceSession(fn.maker.linker.onnx_model.SerializeToString(), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    if pytensor_onnx.kernels.DOMAIN in {node.domain for node in fn.maker.linker.onnx_model.graph.node}:
+        pytensor_onnx.kernels.register(options)  # the kernel library's ops
+    session = ort.InferenceSession(
+        fn.maker.linker.onnx_model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     outputs = session.run(None, {i.name: np.asarray(v) for i, v in zip(session.get_inputs(), values, strict=True)})
     for got, expected in zip(outputs, want, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)

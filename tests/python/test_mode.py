@@ -63,8 +63,12 @@ def test_linker_exposes_the_model(graph, rng):
     onnx.checker.check_model(model, full_check=True)
     assert model.opset_import[0].version == pytensor_onnx.ONNX_OPSET_VERSION
     assert onnx.load_from_string(fn.maker.linker.onnx_model_bytes) == model
-    # The model alone computes the function.
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    # The model alone computes the function (with the kernel library loaded
+    # when it uses its ops).
+    options = ort.SessionOptions()
+    if any(node.domain == pytensor_onnx.kernels.DOMAIN for node in model.graph.node):
+        options.register_custom_ops_library(pytensor_onnx.kernels.library_path())
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     feed = {i.name: v for i, v in zip(session.get_inputs(), values, strict=True)}
     (got,) = session.run(None, feed)
     assert_same_result(got, fn(*values))

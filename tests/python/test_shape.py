@@ -24,6 +24,7 @@ def without_reshape_canonicalization(monkeypatch):
     rewrites = pytensor_onnx.mode.ONNX_REWRITES.excluding(*compat.RESHAPE_DIMS_REWRITES)
     monkeypatch.setattr(pytensor_onnx.mode, "ONNX_REWRITES", rewrites)
     monkeypatch.setattr(pytensor_onnx.mode, "ONNX", pytensor_onnx.mode.onnx_mode())
+    monkeypatch.setattr(pytensor_onnx.mode, "PORTABLE_ONNX", pytensor_onnx.mode.onnx_mode(kernels=False))
 
 
 # --- Shape and Shape_i ----------------------------------------------------------------

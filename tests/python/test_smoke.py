@@ -48,6 +48,12 @@ def _composite(rng):
     return [x, y], [composite(x, y)], [rng.normal(size=3), rng.normal(size=3)]
 
 
+def _kernel(rng):
+    # A fused special-function expression: one kernel node in mode ONNX.
+    x, n = pt.vector("x"), pt.vector("n", dtype="int64")
+    return [x, n], [pt.gammaln(pt.exp(x) + n) - pt.log1p(x * x)], [rng.normal(size=4), np.arange(1, 5)]
+
+
 def _elemwise(rng):
     x = pt.matrix("x")
     return [x], [x.T + pt.exp(x).sum(axis=1)], [rng.normal(size=(2, 3))]
@@ -174,6 +180,7 @@ CASES = {
     "elemwise": _elemwise,
     "extra_ops": _extra_ops,
     "ifelse": _ifelse,
+    "kernel": _kernel,
     "math": _math,
     "nlinalg": _nlinalg,
     "pad": _pad,

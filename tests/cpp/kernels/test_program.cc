@@ -58,6 +58,17 @@ std::vector<T> run(const Program& p, const std::vector<ArrayArg>& inputs, size_t
   return out;
 }
 
+TEST(KernelProgram, AWiderResultNeverOverwritesItsNarrowerOperand) {
+  // switch(x < y, x, y): the bool condition dies at the Switch, whose float64
+  // result must not take the condition's slot (it would overwrite c[1..7]
+  // with o[0]'s bytes before reading them).
+  std::vector<double> x{0.0}, y(1000);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = (i % 3 == 0) ? -1.0 : 2.0;
+  Program p = parse_program("float64 float64", "LT bool 0 1;Switch float64 2 0 1", {3});
+  auto out = run<double>(p, {{x.data(), {}}, {y.data(), {1000}}}, 1000);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(out[i], y[i] > 0 ? 0.0 : y[i]) << i;
+}
+
 TEST(KernelProgram, BroadcastsLikeNumPy) {
   // (2, 3) + (3,) + (2, 1) + scalar, checked element by element; large
   // enough (3 x 700) that blocks end inside rows.

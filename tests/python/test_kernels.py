@@ -1,0 +1,210 @@
+"""The kernel library (src/kernels, pytensor_onnx.kernels): mode ONNX's fused element-wise nodes.
+
+Every scalar op the kernels evaluate runs, as a one-op Composite (which mode
+ONNX always gives to the kernels), on every dtype it takes over edge values,
+against PyTensor's ``py`` linker; ``compare_onnx_and_py`` also runs the
+portable export of the same graph. Fused graphs, broadcasting, threads and the
+switches that turn the kernels off are checked here; the rest of the suite
+runs mode ONNX with the kernels on as well.
+"""
+
+import itertools
+import logging
+
+import numpy as np
+import onnxruntime as ort
+import pytensor
+import pytensor.scalar as ps
+import pytensor.scalar.math as psm
+import pytensor.tensor as pt
+import pytest
+from pytensor.tensor.elemwise import Elemwise
+
+import pytensor_onnx
+from pytensor_onnx import kernels
+from pytensor_onnx.dispatch.kernel import _KERNEL_NAMES
+from pytensor_onnx.testing import compare_onnx_and_py
+
+from test_scalar import all_pairs, edge_values
+
+pytestmark = pytest.mark.skipif(
+    kernels.unavailable_reason() is not None, reason=f"kernel library not usable: {kernels.unavailable_reason()}"
+)
+
+
+def kernel_nodes(fn):
+    return [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
+
+
+def test_library_is_built_and_describes_what_the_dispatch_maps():
+    # One home for the op table (src/kernels/ops.cc): every PyTensor op the
+    # dispatch sends to the kernels is one the library evaluates.
+    assert kernels.library_path() is not None
+    table = kernels.ops()
+    missing = sorted(set(_KERNEL_NAMES.values()) - set(table))
+    assert not missing, f"mapped in dispatch/kernel.py but not in the library: {missing}"
+    assert table["GammaLn"].dtypes == {"float32", "float64"}
+    assert table["Add"].arity == 2 and "bool" not in table["Add"].dtypes
+
+
+def _cases():
+    for cls, name in sorted(_KERNEL_NAMES.items(), key=lambda item: item[1]):
+        op = kernels.ops().get(name)
+        if op is None or op.signature == "switch":
+            continue
+        for dtype in sorted(op.dtypes):
+            yield pytest.param(cls, dtype, id=f"{name}-{dtype}")
+
+
+def _op_instance(cls):
+    # PyTensor's own instances (pytensor.scalar.add, ...) carry the output
+    # type rule each op is meant to have.
+    import pytensor.scalar.basic as psb
+    import pytensor.scalar.math as psm
+
+    for module in (psb, psm):
+        for value in vars(module).values():
+            if type(value) is cls:
+                return value
+    raise LookupError(cls)
+
+
+def _values(dtype, arity):
+    if arity == 1:
+        return [edge_values(dtype)]
+    if arity == 2:
+        return list(all_pairs(dtype, dtype))
+    base = edge_values(dtype)
+    triples = list(itertools.product(base[:: max(1, len(base) // 6)], repeat=3))
+    return [np.array(column, dtype=dtype) for column in zip(*triples, strict=True)]
+
+
+@pytest.mark.parametrize("cls, dtype", list(_cases()))
+def test_every_op_on_every_dtype(cls, dtype, monkeypatch):
+    # The op as a lone Elemwise (PyTensor's reference evaluates it with
+    # NumPy's ufuncs), given to the kernels even where mode ONNX would keep a
+    # native ONNX node.
+    import pytensor_onnx.dispatch.kernel as kernel_dispatch
+
+    monkeypatch.setattr(kernel_dispatch, "_NATIVE", ())
+    op = _op_instance(cls)
+    arity = kernels.ops()[_KERNEL_NAMES[cls]].arity
+    tensors = [pt.tensor(f"x{i}", dtype=dtype, shape=(None,)) for i in range(arity)]
+    try:
+        result = Elemwise(op)(*tensors)
+    except (TypeError, NotImplementedError):
+        pytest.skip(f"PyTensor has no {cls.__name__} on {dtype}")
+    values = _values(dtype, arity)
+    if cls in (psm.GammaIncInv, psm.GammaIncCInv):
+        # SciPy answers a = -0.0 unlike a = +0.0 out of the domain (0 where
+        # +0.0 gives NaN); the kernels follow +0.0.
+        keep = ~((values[0] == 0) & np.signbit(values[0]))
+        values = [v[keep] for v in values]
+    with np.errstate(all="ignore"):
+        # The kernels against PyTensor; the portable recipes' edges are the
+        # special-function test files' business.
+        fn, _ = compare_onnx_and_py(tensors, [result], values, optimize=False, check_export=False)
+    assert [n.op_type for n in kernel_nodes(fn)] == [f"Elemwise_{result.type.dtype}"]
+
+
+def test_fused_graph_is_one_node_and_matches(rng):
+    x = pt.matrix("x")
+    y = pt.vector("y")
+    n = pt.vector("n", dtype="int64")
+    out = pt.gammaln(pt.exp(x) + 1) * y - pt.psi(y + 2) + pt.switch(x > 0, n, -n) // 3 + pt.erfinv(pt.tanh(x) / 2)
+    fn, _ = compare_onnx_and_py(
+        [x, y, n], [out], [rng.normal(size=(3, 5)), rng.normal(size=5), np.arange(-2, 3)], rtol=1e-13
+    )
+    # PyTensor's fusion stops at Erfinv (no C code) and at broadcasting
+    # changes; every fused piece and special function is one kernel node, what
+    # is left is native (Neg) or shape work.
+    kinds = [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
+    assert kinds.count("Elemwise_float64") == 4
+    assert set(kinds) <= {"Elemwise_float64", "Unsqueeze", "Neg"}, kinds
+
+
+def test_outputs_of_several_dtypes_and_broadcasting(rng):
+    x = pt.tensor("x", shape=(None, 1, None))
+    y = pt.tensor("y", shape=(None, None))
+    outs = [pt.exp(x) + y, pt.lt(x, y) | pt.isnan(y), pt.cast(x * 3, "int32") + 1]
+    for shapes in [((2, 1, 3), (4, 3)), ((1, 1, 1), (1, 1)), ((0, 1, 3), (4, 3)), ((2, 1, 700), (4, 700))]:
+        values = [rng.normal(size=shapes[0]), rng.normal(size=shapes[1])]
+        fn, _ = compare_onnx_and_py([x, y], outs, values)
+    assert {n.op_type for n in kernel_nodes(fn)} >= {"Elemwise_float64", "Elemwise_bool"}
+
+
+def test_large_arrays_run_on_the_thread_pool_with_the_serial_results(rng):
+    # Above the parallel threshold the kernel splits the array into tasks for
+    # ONNX Runtime's intra-op threads; 1 and 2 threads give the same bits.
+    x = pt.vector("x")
+    out = pt.gammaln(pt.abs(x) + 0.5) - pt.log1p(pt.exp(-x))
+    value = rng.normal(size=200_003) * 10
+    results = []
+    for threads in (1, 2):
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        fn = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode(session_options=options, kernels=True))
+        assert kernel_nodes(fn)
+        results.append(fn(value))
+    np.testing.assert_array_equal(results[0], results[1])
+    reference = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode(kernels=False))(value)
+    # (The difference cancels next to zero: the absolute error is the terms'.)
+    np.testing.assert_allclose(results[0], reference, rtol=1e-12, atol=1e-14)
+
+
+def test_shapes_that_do_not_broadcast_fail_the_run_with_their_shapes():
+    x, y = pt.vector("x"), pt.vector("y")
+    fn = pytensor.function([x, y], pt.exp(x) * y, mode=pytensor_onnx.onnx_mode(kernels=True))
+    assert kernel_nodes(fn)
+    with pytest.raises(RuntimeError, match=r"Elemwise: input shapes \(\d,\) \(\d,\) do not broadcast"):
+        fn(np.ones(3), np.ones(4))
+
+
+def test_kernels_off_gives_the_portable_graph(monkeypatch):
+    x = pt.vector("x")
+    out = pt.gammaln(x) + 1
+    off = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode(kernels=False))
+    assert not kernel_nodes(off)
+    assert len(off.maker.linker.onnx_model.graph.node) > 20  # the portable recipe
+    on = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode())
+    assert kernel_nodes(on)
+    value = np.array([0.5, 3.0, 40.0])
+    np.testing.assert_allclose(on(value), off(value), rtol=1e-13)
+    # Exports stay portable.
+    assert all(n.domain != kernels.DOMAIN for n in pytensor_onnx.export_onnx([x], [out]).graph.node)
+    # The environment switch turns them off for the process, saying why once.
+    monkeypatch.setenv(kernels.ENV_SWITCH, "0")
+    monkeypatch.setattr(kernels, "_warned", False)
+    assert "PYTENSOR_ONNX_KERNELS=0" in kernels.unavailable_reason()
+    assert pytensor_onnx.ONNXLinker().kernels is False
+    with pytest.raises(RuntimeError, match="kernels=True, but the kernel library cannot be used"):
+        pytensor_onnx.ONNXLinker(kernels=True)
+    with pytest.raises(TypeError, match="kernels must be True, False or None"):
+        pytensor_onnx.ONNXLinker(kernels="yes")
+
+
+def test_unavailable_library_is_said_once(monkeypatch, caplog):
+    monkeypatch.setenv(kernels.ENV_SWITCH, "off")
+    monkeypatch.setattr(kernels, "_warned", False)
+    with caplog.at_level(logging.WARNING, logger="pytensor_onnx"):
+        assert not kernels.available()
+        assert not kernels.available()
+    said = [r for r in caplog.records if "kernel library not used" in r.getMessage()]
+    assert len(said) == 1 and "PYTENSOR_ONNX_KERNELS=off" in said[0].getMessage()
+
+
+def test_a_users_session_options_get_the_library_once():
+    x = pt.vector("x")
+    options = ort.SessionOptions()
+    mode = pytensor_onnx.onnx_mode(session_options=options, kernels=True)
+    f = pytensor.function([x], pt.psi(x) * 2, mode=mode)
+    g = pytensor.function([x], pt.gammaln(x) * 2, mode=mode)  # the same options again
+    np.testing.assert_allclose(f(np.array([2.0])), [2 * 0.42278433509846713], rtol=1e-14)
+    np.testing.assert_allclose(g(np.array([5.0])), [2 * np.log(24.0)], rtol=1e-14)
+
+
+def test_ops_the_kernels_lack_stay_portable(rng):
+    # erfcx has no kernel: the graph still converts, the unfused node portably.
+    x = pt.vector("x")
+    fn, _ = compare_onnx_and_py([x], [pt.erfcx(x) + pt.exp(x)], [rng.normal(size=4)])
+    assert "Erfcx" not in kernels.ops()
