@@ -132,19 +132,8 @@ struct GammaIncInv {
 struct GammaIncCInv {
   template <class T> static T f(T a, T y) { return static_cast<T>(special::gammainccinv(double(a), double(y))); }
 };
-struct BetaIncInv {
-  template <class T> static T f(T a, T b, T y) {
-    return static_cast<T>(special::betaincinv(double(a), double(b), double(y)));
-  }
-};
 struct OwensT {
   template <class T> static T f(T h, T a) { return static_cast<T>(special::owens_t(double(h), double(a))); }
-};
-struct J0 {
-  template <class T> static T f(T x) { return static_cast<T>(special::j0(double(x))); }
-};
-struct J1 {
-  template <class T> static T f(T x) { return static_cast<T>(special::j1(double(x))); }
 };
 struct I0 {
   template <class T> static T f(T x) { return static_cast<T>(special::i0(double(x))); }
@@ -250,10 +239,7 @@ const Entry kOps[] = {
     same<BetaInc, 3, kFloats>("BetaInc"),
     same<GammaIncInv, 2, kFloats>("GammaIncInv"),
     same<GammaIncCInv, 2, kFloats>("GammaIncCInv"),
-    same<BetaIncInv, 3, kFloats>("BetaIncInv"),
     same<OwensT, 2, kFloats>("Owens_t"),
-    same<J0, 1, kFloats>("J0"),
-    same<J1, 1, kFloats>("J1"),
     same<I0, 1, kFloats>("I0"),
     same<I1, 1, kFloats>("I1"),
     same<s::Clip, 3, kNumbers>("Clip"),

@@ -1,6 +1,7 @@
 """The build and install tooling: the messages a new user sees when
 something is missing."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,15 @@ def test_missing_protobuf_names_the_packages_to_install(tmp_path):
     message = " ".join(result.stderr.split())
     assert "protobuf-compiler libprotobuf-dev" in message
     assert "make system-deps" in message
+
+
+@pytest.mark.skipif(os.environ.get("CI") != "true", reason="CI's install (make system-deps) always builds the library")
+def test_ci_builds_the_kernel_library():
+    # Without it mode ONNX silently runs the portable graph, and the kernel
+    # tests skip: CI must not pass that way.
+    from pytensor_onnx import kernels
+
+    assert kernels.unavailable_reason() is None
 
 
 def test_find_python_reports_a_missing_version():
