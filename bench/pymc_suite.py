@@ -53,7 +53,9 @@ def measure(name: str) -> dict:
     outputs = [logp, *pt.grad(logp, inputs)]
     rng = np.random.default_rng(0)
     point = model.initial_point()
-    values = [point[v.name] + rng.normal(scale=0.1, size=np.shape(point[v.name])) for v in inputs]
+    values = [
+        np.asarray(point[v.name] + rng.normal(scale=0.1, size=np.shape(point[v.name])), dtype=v.dtype) for v in inputs
+    ]
     modes = {
         # PyTensor 2.38's FAST_RUN is its C backend; 3.x names it "C".
         "C": "C" if "C" in pytensor.compile.mode.predefined_modes else "FAST_RUN",
@@ -70,7 +72,7 @@ def measure(name: str) -> dict:
             fn.trust_input = True
             got = fn(*values)
         except Exception as exc:  # a backend missing here (Numba not installed, ...)
-            results[label] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]}"}
+            results[label] = {"error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:80]}"}
             continue
         if reference is None:
             reference = got

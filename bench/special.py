@@ -1,4 +1,4 @@
-"""Special functions on 1e6 float64 elements: mode ONNX against PyTensor's C and Numba modes.
+"""Special functions on 1e6 float64 elements: mode ONNX (kernels and portable graph) against PyTensor's C and Numba modes.
 
 Issue 9's bench: per function, the time per call of ``pytensor.function`` in
 each mode from one run, and each mode's ratio to the fastest of the row. The
@@ -30,7 +30,7 @@ import pytensor_onnx  # noqa: F401  (registers mode "ONNX")
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from backends import machine  # noqa: E402
 
-MODES = ("ONNX", "C", "NUMBA")
+MODES = ("ONNX", "ONNX portable", "C", "NUMBA")
 
 
 def _uniform(lo, hi):
@@ -109,7 +109,9 @@ def measure(fn, samplers, size: int, seed: int) -> dict:
     results = {}
     for mode in MODES:
         try:
-            compiled = pytensor.function(inputs, output, mode=mode)
+            # mode ONNX with its kernel library, and the portable graph an export holds.
+            chosen = pytensor_onnx.onnx_mode(kernels=False) if mode == "ONNX portable" else mode
+            compiled = pytensor.function(inputs, output, mode=chosen)
             compiled(*values)
         except Exception as exc:  # a mode without this op (or without Numba) shows why
             results[mode] = f"{type(exc).__name__}"
