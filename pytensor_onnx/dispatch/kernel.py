@@ -155,26 +155,19 @@ def _inline(program: _Program, inputs, outputs, registers) -> list[int]:
     from pytensor.graph.traversal import toposort
 
     env = dict(zip(inputs, registers, strict=True))
+
+    def register_of(var):
+        if var in env:
+            return env[var]
+        if isinstance(var, Constant):
+            return program.const(np.asarray(var.data).item(), var.type.dtype)
+        raise Unsupported(f"{var} is neither an input, a constant nor computed")
+
     for node in toposort(outputs, blockers=inputs):
-        args = []
-        for var in node.inputs:
-            if var in env:
-                args.append(env[var])
-            elif isinstance(var, Constant):
-                args.append(program.const(np.asarray(var.data).item(), var.type.dtype))
-            else:
-                raise Unsupported(f"{var} is neither an input nor a constant")
+        args = [register_of(var) for var in node.inputs]
         for var, register in zip(node.outputs, _apply(program, node, args), strict=True):
             env[var] = register
-    result = []
-    for out in outputs:
-        if out in env:
-            result.append(env[out])
-        elif isinstance(out, Constant):
-            result.append(program.const(np.asarray(out.data).item(), out.type.dtype))
-        else:
-            raise Unsupported(f"output {out} is not computed")
-    return result
+    return [register_of(out) for out in outputs]
 
 
 def uses_kernel(scalar_op) -> bool:

@@ -96,50 +96,17 @@ void cast_loop(const Operand* x, void* out, size_t n) {
 }
 
 // Special functions: float64 arithmetic for float32 operands too.
-struct GammaLn {
-  template <class T> static T f(T x) { return static_cast<T>(special::gammaln(double(x))); }
+template <double (*F)(double)>
+struct Special1 {
+  template <class T> static T f(T x) { return static_cast<T>(F(double(x))); }
 };
-struct Gamma {
-  template <class T> static T f(T x) { return static_cast<T>(special::gamma(double(x))); }
+template <double (*F)(double, double)>
+struct Special2 {
+  template <class T> static T f(T x, T y) { return static_cast<T>(F(double(x), double(y))); }
 };
-struct Psi {
-  template <class T> static T f(T x) { return static_cast<T>(special::psi(double(x))); }
-};
-struct TriGamma {
-  template <class T> static T f(T x) { return static_cast<T>(special::trigamma(double(x))); }
-};
-struct Erfinv {
-  template <class T> static T f(T x) { return static_cast<T>(special::erfinv(double(x))); }
-};
-struct Erfcinv {
-  template <class T> static T f(T x) { return static_cast<T>(special::erfcinv(double(x))); }
-};
-struct GammaInc {
-  template <class T> static T f(T a, T x) { return static_cast<T>(special::gammainc(double(a), double(x))); }
-};
-struct GammaIncC {
-  template <class T> static T f(T a, T x) { return static_cast<T>(special::gammaincc(double(a), double(x))); }
-};
-struct BetaInc {
-  template <class T> static T f(T a, T b, T x) {
-    return static_cast<T>(special::betainc(double(a), double(b), double(x)));
-  }
-};
-
-struct GammaIncInv {
-  template <class T> static T f(T a, T y) { return static_cast<T>(special::gammaincinv(double(a), double(y))); }
-};
-struct GammaIncCInv {
-  template <class T> static T f(T a, T y) { return static_cast<T>(special::gammainccinv(double(a), double(y))); }
-};
-struct OwensT {
-  template <class T> static T f(T h, T a) { return static_cast<T>(special::owens_t(double(h), double(a))); }
-};
-struct I0 {
-  template <class T> static T f(T x) { return static_cast<T>(special::i0(double(x))); }
-};
-struct I1 {
-  template <class T> static T f(T x) { return static_cast<T>(special::i1(double(x))); }
+template <double (*F)(double, double, double)>
+struct Special3 {
+  template <class T> static T f(T x, T y, T z) { return static_cast<T>(F(double(x), double(y), double(z))); }
 };
 
 struct Entry {
@@ -228,20 +195,20 @@ const Entry kOps[] = {
     same<s::Sigmoid, 1, kFloats>("Sigmoid"),
     same<s::Softplus, 1, kFloats>("Softplus"),
     same<s::Log1mexp, 1, kFloats>("Log1mexp"),
-    same<GammaLn, 1, kFloats>("GammaLn"),
-    same<Gamma, 1, kFloats>("Gamma"),
-    same<Psi, 1, kFloats>("Psi"),
-    same<TriGamma, 1, kFloats>("TriGamma"),
-    same<Erfinv, 1, kFloats>("Erfinv"),
-    same<Erfcinv, 1, kFloats>("Erfcinv"),
-    same<GammaInc, 2, kFloats>("GammaInc"),
-    same<GammaIncC, 2, kFloats>("GammaIncC"),
-    same<BetaInc, 3, kFloats>("BetaInc"),
-    same<GammaIncInv, 2, kFloats>("GammaIncInv"),
-    same<GammaIncCInv, 2, kFloats>("GammaIncCInv"),
-    same<OwensT, 2, kFloats>("Owens_t"),
-    same<I0, 1, kFloats>("I0"),
-    same<I1, 1, kFloats>("I1"),
+    same<Special1<special::gammaln>, 1, kFloats>("GammaLn"),
+    same<Special1<special::gamma>, 1, kFloats>("Gamma"),
+    same<Special1<special::psi>, 1, kFloats>("Psi"),
+    same<Special1<special::trigamma>, 1, kFloats>("TriGamma"),
+    same<Special1<special::erfinv>, 1, kFloats>("Erfinv"),
+    same<Special1<special::erfcinv>, 1, kFloats>("Erfcinv"),
+    same<Special2<special::gammainc>, 2, kFloats>("GammaInc"),
+    same<Special2<special::gammaincc>, 2, kFloats>("GammaIncC"),
+    same<Special3<special::betainc>, 3, kFloats>("BetaInc"),
+    same<Special2<special::gammaincinv>, 2, kFloats>("GammaIncInv"),
+    same<Special2<special::gammainccinv>, 2, kFloats>("GammaIncCInv"),
+    same<Special2<special::owens_t>, 2, kFloats>("Owens_t"),
+    same<Special1<special::i0>, 1, kFloats>("I0"),
+    same<Special1<special::i1>, 1, kFloats>("I1"),
     same<s::Clip, 3, kNumbers>("Clip"),
     same<s::AND, 2, kInts | kBool>("AND"),
     same<s::OR, 2, kInts | kBool>("OR"),

@@ -22,22 +22,19 @@ namespace pytensor_onnx::kernels::special {
 namespace {
 
 namespace bm = boost::math;
-using Policy = bm::policies::policy<bm::policies::domain_error<bm::policies::ignore_error>,
-                                    bm::policies::pole_error<bm::policies::ignore_error>,
-                                    bm::policies::overflow_error<bm::policies::ignore_error>,
-                                    bm::policies::underflow_error<bm::policies::ignore_error>,
-                                    bm::policies::evaluation_error<bm::policies::ignore_error>,
-                                    bm::policies::rounding_error<bm::policies::ignore_error>,
-                                    bm::policies::promote_float<false>, bm::policies::promote_double<false>>;
-
-// The same, computing in long double internally (for the cases named where used).
-using LongPolicy = bm::policies::policy<bm::policies::domain_error<bm::policies::ignore_error>,
-                                        bm::policies::pole_error<bm::policies::ignore_error>,
-                                        bm::policies::overflow_error<bm::policies::ignore_error>,
-                                        bm::policies::underflow_error<bm::policies::ignore_error>,
-                                        bm::policies::evaluation_error<bm::policies::ignore_error>,
-                                        bm::policies::rounding_error<bm::policies::ignore_error>,
-                                        bm::policies::promote_float<false>, bm::policies::promote_double<true>>;
+// Every error as a value; `PromoteDouble` computes double arguments in long
+// double internally.
+template <bool PromoteDouble>
+using PolicyOf = bm::policies::policy<bm::policies::domain_error<bm::policies::ignore_error>,
+                                      bm::policies::pole_error<bm::policies::ignore_error>,
+                                      bm::policies::overflow_error<bm::policies::ignore_error>,
+                                      bm::policies::underflow_error<bm::policies::ignore_error>,
+                                      bm::policies::evaluation_error<bm::policies::ignore_error>,
+                                      bm::policies::rounding_error<bm::policies::ignore_error>,
+                                      bm::policies::promote_float<false>,
+                                      bm::policies::promote_double<PromoteDouble>>;
+using Policy = PolicyOf<false>;
+using LongPolicy = PolicyOf<true>;  // for the cases named where it is used
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -84,22 +81,26 @@ double erfcinv(double x) {
   return bm::erfc_inv(x, Policy());
 }
 
+// P(a, x) where the edges of the domain fix it (NaN outside the domain);
+// false where it must be computed. Q = 1 - P there.
+bool incomplete_gamma_edge(double a, double x, double* p) {
+  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) *p = kNaN;
+  else if (a == 0) *p = x > 0 ? 1.0 : kNaN;
+  else if (x == 0) *p = 0.0;
+  else if (std::isinf(a)) *p = std::isinf(x) ? kNaN : 0.0;
+  else if (std::isinf(x)) *p = 1.0;
+  else return false;
+  return true;
+}
+
 double gammainc(double a, double x) {
-  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return kNaN;
-  if (a == 0) return x > 0 ? 1.0 : kNaN;
-  if (x == 0) return 0.0;
-  if (std::isinf(a)) return std::isinf(x) ? kNaN : 0.0;
-  if (std::isinf(x)) return 1.0;
-  return bm::gamma_p(a, x, Policy());
+  double p;
+  return incomplete_gamma_edge(a, x, &p) ? p : bm::gamma_p(a, x, Policy());
 }
 
 double gammaincc(double a, double x) {
-  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return kNaN;
-  if (a == 0) return x > 0 ? 0.0 : kNaN;
-  if (x == 0) return 1.0;
-  if (std::isinf(a)) return std::isinf(x) ? kNaN : 1.0;
-  if (std::isinf(x)) return 0.0;
-  return bm::gamma_q(a, x, Policy());
+  double p;
+  return incomplete_gamma_edge(a, x, &p) ? 1.0 - p : bm::gamma_q(a, x, Policy());
 }
 
 // SciPy's edges: both parameters 0 or both infinite are NaN, then x = 0 and
@@ -121,22 +122,24 @@ double betainc(double a, double b, double x) {
   return bm::ibeta(a, b, x, Policy());
 }
 
-// SciPy's order: NaN, a < 0 and y outside [0, 1] first, then y = 0 and y = 1
-// (for every other a, 0 and inf included), then a = 0 or inf are NaN.
-double gammaincinv(double a, double y) {
+// SciPy's order for the inverses of P and Q: NaN, a < 0 and y outside [0, 1]
+// first, then y = 0 and y = 1 (for every other a, 0 and inf included), then
+// a = 0 or inf are NaN.
+template <class Inverse>
+double incomplete_gamma_inverse(double a, double y, double at_zero, double at_one, Inverse inverse) {
   if (std::isnan(a) || std::isnan(y) || a < 0 || y < 0 || y > 1) return kNaN;
-  if (y == 0) return 0.0;
-  if (y == 1) return kInf;
+  if (y == 0) return at_zero;
+  if (y == 1) return at_one;
   if (a == 0 || std::isinf(a)) return kNaN;
-  return bm::gamma_p_inv(a, y, Policy());
+  return inverse(a, y);
+}
+
+double gammaincinv(double a, double y) {
+  return incomplete_gamma_inverse(a, y, 0.0, kInf, [](double a, double y) { return bm::gamma_p_inv(a, y, Policy()); });
 }
 
 double gammainccinv(double a, double y) {
-  if (std::isnan(a) || std::isnan(y) || a < 0 || y < 0 || y > 1) return kNaN;
-  if (y == 0) return kInf;
-  if (y == 1) return 0.0;
-  if (a == 0 || std::isinf(a)) return kNaN;
-  return bm::gamma_q_inv(a, y, Policy());
+  return incomplete_gamma_inverse(a, y, kInf, 0.0, [](double a, double y) { return bm::gamma_q_inv(a, y, Policy()); });
 }
 
 double owens_t(double h, double a) {
