@@ -54,7 +54,10 @@ class Unsupported(Exception):
     """A scalar op or dtype the kernels do not evaluate."""
 
 
-class _Program:
+class ScalarProgram:
+    """A scalar program of the kernels (``src/kernels/program.h``) being written:
+    registers 0..n-1 are the inputs, each instruction appends one."""
+
     def __init__(self, input_dtypes):
         self.input_dtypes = list(input_dtypes)
         self.dtypes = list(input_dtypes)  # per register
@@ -115,13 +118,13 @@ def _common_dtype(dtypes) -> str:
     return common
 
 
-def _apply(program: _Program, node, registers: list[int]) -> list[int]:
+def _apply(program: ScalarProgram, node, registers: list[int]) -> list[int]:
     op = node.op
     out_dtypes = [out.type.dtype for out in node.outputs]
     if any(d not in _KERNEL_DTYPES for d in out_dtypes):
         raise Unsupported(f"output dtype {out_dtypes}")
     if isinstance(op, ps.Composite):
-        return _inline(program, op.fgraph.inputs, op.fgraph.outputs, registers)
+        return inline_scalar_graph(program, op.fgraph.inputs, op.fgraph.outputs, registers)
     out = out_dtypes[0]
     kind = type(op)
     if kind is ps.Cast:
@@ -150,7 +153,7 @@ def _apply(program: _Program, node, registers: list[int]) -> list[int]:
     return [program.emit(name, out, *args)]
 
 
-def _inline(program: _Program, inputs, outputs, registers) -> list[int]:
+def inline_scalar_graph(program: ScalarProgram, inputs, outputs, registers) -> list[int]:
     """Append the scalar graph ``inputs -> outputs`` reading ``registers``; return the outputs' registers."""
     from pytensor.graph.traversal import toposort
 
@@ -185,9 +188,9 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes):
     input_dtypes = [v.dtype for v in values]
     if any(d not in _KERNEL_DTYPES for d in input_dtypes):
         return None
-    program = _Program(input_dtypes)
+    program = ScalarProgram(input_dtypes)
     try:
-        registers = _inline(program, scalar_inputs, scalar_outputs, list(range(len(values))))
+        registers = inline_scalar_graph(program, scalar_inputs, scalar_outputs, list(range(len(values))))
         registers = [program.cast(r, dtype) for r, dtype in zip(registers, out_dtypes)]
     except Unsupported:
         return None

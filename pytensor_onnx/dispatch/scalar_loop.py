@@ -23,7 +23,9 @@ from pytensor.scalar.loop import ScalarLoop
 from pytensor.tensor.basic import get_underlying_scalar_constant_value
 from pytensor.tensor.exceptions import NotScalarConstantError
 
-from pytensor_onnx.dispatch.basic import convert_nodes, lookup, onnx_funcify
+from pytensor_onnx import kernels
+from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
+from pytensor_onnx.dispatch.kernel import ScalarProgram, Unsupported, inline_scalar_graph
 from pytensor_onnx.dispatch.raise_op import check, check_node_name
 from pytensor_onnx.dispatch.shape import int64_const
 
@@ -60,6 +62,43 @@ def _any(g, flags):
     return g.op("Greater", count, int64_const(g, 0))
 
 
+def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
+    """The ScalarLoop as one kernel node (``ScalarLoop_<dtype>``), or None
+    where the kernels cannot run it: states of several dtypes, an op the
+    kernels lack."""
+    if len(set(state_dtypes)) != 1 or not kernels.ops():
+        return None
+    inner = op.fgraph
+    body_dtypes = [var.type.dtype for var in inner.inputs]
+    program = ScalarProgram(body_dtypes)
+    try:
+        registers = inline_scalar_graph(program, inner.inputs, inner.outputs, list(range(len(body_dtypes))))
+        next_state = [program.cast(r, dtype) for r, dtype in zip(registers[:n_update], state_dtypes)]
+        until = program.cast(registers[n_update], "bool") if op.is_while else -1
+    except Unsupported:
+        return None
+    if body_dtypes[:n_update] != state_dtypes:
+        return None
+    (dtype,) = set(state_dtypes)
+    values = [g.cast(n_steps, "int64")] + [g.cast(v, d) for v, d in zip(inputs, body_dtypes)]
+    g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
+    outs = g.op(
+        f"ScalarLoop_{dtype}",
+        *values,
+        domain=kernels.DOMAIN,
+        outputs=n_update + (1 if op.is_while else 0),
+        input_dtypes=" ".join(body_dtypes),
+        program=program.text(),
+        num_state=n_update,
+        next_state=next_state,
+        until=until,
+    )
+    outs = list(outs) if isinstance(outs, list | tuple) else [outs]
+    if op.is_while:
+        outs[-1] = g.cast(outs[-1], "bool")  # the flag comes as 0/1 in the state's dtype
+    return outs
+
+
 @onnx_funcify.register(ScalarLoop)
 def _scalar_loop(op, node, g, n_steps, *inputs):
     inner = op.fgraph
@@ -67,6 +106,10 @@ def _scalar_loop(op, node, g, n_steps, *inputs):
     if n_update == 0:
         raise NotImplementedError(f"ScalarLoop without state (node: {node}): nothing to iterate")
     state_dtypes = [out.type.dtype for out in node.outputs[:n_update]]
+    if kernels_enabled():
+        outs = _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes)
+        if outs is not None:
+            return outs
     rank = len(getattr(node.outputs[0].type, "broadcastable", ()))
     shape = _broadcast_shape(g, [n_steps, *inputs])
 

@@ -701,9 +701,10 @@ void infer_loop(Node& node) {
 
 bool infer_kernel_node(Node& node) {
   if (node.domain != kKernelDomain) return false;
-  const std::string prefix = "Elemwise_";
-  if (node.op_type.compare(0, prefix.size(), prefix) == 0) {
-    const DType dtype = dtype_from_name(node.op_type.substr(prefix.size()));
+  // Every kernel op is element-wise, "<kernel>_<output dtype>".
+  const size_t cut = node.op_type.rfind('_');
+  if (cut != std::string::npos) {
+    const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
     Shape shape = std::vector<Dim>{};
     for (Value* input : node.inputs) {
       if (input) shape = broadcast_shapes(shape, input->shape);

@@ -1,8 +1,11 @@
-// The fused element-wise kernel: one ONNX node that evaluates a scalar
-// program (program.h) over its broadcast inputs in one pass, in blocks that
-// stay in cache, on ONNX Runtime's intra-op threads. One op per output dtype
-// ("Elemwise_float64", ...): ONNX Runtime needs a custom op's output type
-// fixed, while its inputs may be of any mix of dtypes.
+// The kernels as ONNX Runtime custom ops. One op per kernel and output dtype
+// ("Elemwise_float64", "ScalarLoop_float32", ...): ONNX Runtime needs a
+// custom op's output type fixed, while its inputs may mix dtypes.
+//   Elemwise_<dtype>:   a fused element-wise scalar program (program.h,
+//                       evaluate.h) over broadcast inputs, in cache-sized
+//                       blocks, on ONNX Runtime's intra-op threads;
+//   ScalarLoop_<dtype>: PyTensor's ScalarLoop, element by element
+//                       (scalar_loop.h).
 #pragma once
 
 #include <memory>
@@ -11,11 +14,13 @@
 #include "dtype.h"
 #include "ort_api.h"
 #include "program.h"
+#include "scalar_loop.h"
 
 namespace pytensor_onnx::kernels {
 
 class ElemwiseKernel {
  public:
+  static constexpr const char* kName = "Elemwise";
   ElemwiseKernel(const OrtApi& api, const OrtKernelInfo* info);
   OrtStatusPtr ComputeV2(OrtKernelContext* context);
 
@@ -24,10 +29,32 @@ class ElemwiseKernel {
   Program program_;
 };
 
-struct ElemwiseOp : Ort::CustomOpBase<ElemwiseOp, ElemwiseKernel, true> {
-  explicit ElemwiseOp(DType output_dtype);
+class ScalarLoopKernel {
+ public:
+  static constexpr const char* kName = "ScalarLoop";
+  ScalarLoopKernel(const OrtApi& api, const OrtKernelInfo* info);
+  OrtStatusPtr ComputeV2(OrtKernelContext* context);
 
-  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const;
+ private:
+  void compute(OrtKernelContext* context);
+  LoopProgram loop_;
+};
+
+template <class Kernel>
+struct KernelOp : Ort::CustomOpBase<KernelOp<Kernel>, Kernel, true> {
+  explicit KernelOp(DType output_dtype)
+      : output_dtype_(output_dtype), name_(std::string(Kernel::kName) + "_" + dtype_name(output_dtype)) {}
+
+  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
+    try {
+      *kernel = std::make_unique<Kernel>(api, info).release();  // ONNX Runtime owns it; KernelDestroy deletes it
+      return nullptr;
+    } catch (const Ort::Exception& e) {
+      return api.CreateStatus(e.GetOrtErrorCode(), (name_ + ": " + e.what()).c_str());
+    } catch (const std::exception& e) {
+      return api.CreateStatus(ORT_INVALID_GRAPH, (name_ + ": " + e.what()).c_str());
+    }
+  }
   const char* GetName() const { return name_.c_str(); }
   size_t GetInputTypeCount() const { return 1; }
   ONNXTensorElementDataType GetInputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; }

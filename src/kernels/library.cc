@@ -17,10 +17,24 @@ namespace {
 constexpr const char* kDomain = "pytensor_onnx.kernels";
 
 // The ops live as long as the process: sessions keep pointers to them.
-std::vector<std::unique_ptr<ElemwiseOp>>& elemwise_ops() {
-  static std::vector<std::unique_ptr<ElemwiseOp>> ops = [] {
-    std::vector<std::unique_ptr<ElemwiseOp>> made;
-    for (int d = 0; d < kNumDTypes; ++d) made.push_back(std::make_unique<ElemwiseOp>(static_cast<DType>(d)));
+struct Ops {
+  std::vector<std::unique_ptr<KernelOp<ElemwiseKernel>>> elemwise;
+  std::vector<std::unique_ptr<KernelOp<ScalarLoopKernel>>> loops;
+  std::vector<OrtCustomOp*> all() const {
+    std::vector<OrtCustomOp*> out;
+    for (const auto& op : elemwise) out.push_back(op.get());
+    for (const auto& op : loops) out.push_back(op.get());
+    return out;
+  }
+};
+
+const Ops& kernel_ops() {
+  static const Ops ops = [] {
+    Ops made;
+    for (int d = 0; d < kNumDTypes; ++d) {
+      made.elemwise.push_back(std::make_unique<KernelOp<ElemwiseKernel>>(static_cast<DType>(d)));
+      made.loops.push_back(std::make_unique<KernelOp<ScalarLoopKernel>>(static_cast<DType>(d)));
+    }
     return made;
   }();
   return ops;
@@ -48,9 +62,9 @@ __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL RegisterCustomOps
   std::call_once(init, [api] {
     Ort::InitApi(api);
     init_status = api->CreateCustomOpDomain(kDomain, &domain);
-    for (auto& op : elemwise_ops()) {
+    for (OrtCustomOp* op : kernel_ops().all()) {
       if (init_status != nullptr) break;
-      init_status = api->CustomOpDomain_Add(domain, op.get());
+      init_status = api->CustomOpDomain_Add(domain, op);
     }
   });
   try {
