@@ -210,3 +210,32 @@ def test_ops_the_kernels_lack_stay_portable(rng):
     x = pt.vector("x")
     fn, _ = compare_onnx_and_py([x], [pt.erfcx(x) + pt.exp(x)], [rng.normal(size=4)])
     assert "Erfcx" not in kernels.ops()
+
+
+def test_concurrent_calls_on_the_thread_pool_give_the_single_threaded_results(rng):
+    # Copies of one function share one session; large arrays take the kernel's
+    # parallel path inside each run while several Python threads call it.
+    import threading
+
+    x = pt.vector("x")
+    out = pt.gammaln(pt.abs(x) + 1) * pt.sigmoid(x) + pt.psi(pt.abs(x) + 2)
+    fn = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode(kernels=True))
+    assert kernel_nodes(fn)
+    values = [rng.normal(size=100_000) * (k + 1) for k in range(4)]
+    expected = [fn(v) for v in values]
+    errors = []
+
+    def work(k):
+        try:
+            f = fn.copy()
+            for _ in range(5):
+                np.testing.assert_array_equal(f(values[k]), expected[k])
+        except Exception as exc:  # reported below, on the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
