@@ -9,13 +9,13 @@ from pytensor.graph.traversal import ancestors
 from pytensor.scalar.basic import Composite
 
 from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
-from pytensor_onnx.dispatch.kernel import elemwise_kernel
+from pytensor_onnx.dispatch.kernel import elemwise_kernel, keeps_native_epilogue
 
 
 @onnx_funcify.register(Composite)
 def _composite(op, node, g, *inputs):
     inner = op.fgraph
-    if kernels_enabled():
+    if kernels_enabled() and not keeps_native_epilogue(op, node):
         # Mode ONNX: the whole fused program as one node of the kernel library.
         outs = elemwise_kernel(g, inner.inputs, inner.outputs, inputs, [o.type.dtype for o in node.outputs])
         if outs is not None:

@@ -11,8 +11,9 @@ namespace {
 // registers stay in L1/L2 while each instruction runs over the block.
 constexpr size_t kBlock = 512;
 // Below this many elements one thread runs the whole node: handing work to
-// the pool costs more than it saves on PyMC-sized arrays.
-constexpr size_t kParallelMin = 1 << 15;
+// the pool (a few us) costs more than it saves on PyMC-sized arrays. At 2^14
+// float32 elements a bias-and-ReLU node already gains from two threads.
+constexpr size_t kParallelMin = 1 << 14;
 constexpr size_t kBlocksPerTask = 16;
 
 // One input as the block loop reads it.
@@ -34,9 +35,33 @@ struct Call {
   std::vector<size_t> block_code;      // instructions that run per block
 };
 
-// Copies block [start, start + n) of a broadcast input into `dst`.
+// Fills `dst` with `n` copies of the element at `src`.
+void fill(char* dst, const char* src, size_t n, size_t itemsize) {
+  switch (itemsize) {
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, src, 8);
+      for (size_t k = 0; k < n; ++k) std::memcpy(dst + 8 * k, &v, 8);
+      return;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, src, 4);
+      for (size_t k = 0; k < n; ++k) std::memcpy(dst + 4 * k, &v, 4);
+      return;
+    }
+    default:
+      for (size_t k = 0; k < n; ++k) std::memcpy(dst + itemsize * k, src, itemsize);
+  }
+}
+
+// Copies block [start, start + n) of a broadcast input into `dst`, a run
+// along the innermost axis at a time (a memcpy where the input is contiguous
+// there, a fill where it is broadcast): per-element index arithmetic made a
+// (1, 64) bias over (256, 64) rows cost 3x ONNX Runtime's own Add.
 void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst) {
   const size_t rank = shape.size();
+  const size_t item = in.itemsize;
   std::vector<int64_t> index(rank);
   int64_t offset = 0;
   size_t rest = start;
@@ -45,9 +70,25 @@ void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start
     rest /= static_cast<size_t>(shape[d]);
     offset += index[d] * in.strides[d];
   }
-  for (size_t k = 0; k < n; ++k) {
-    std::memcpy(dst + k * in.itemsize, in.data + offset * static_cast<int64_t>(in.itemsize), in.itemsize);
-    for (size_t d = rank; d-- > 0;) {
+  const size_t last = rank - 1;
+  const int64_t inner = shape[last];
+  const int64_t inner_stride = in.strides[last];
+  size_t k = 0;
+  while (k < n) {
+    const size_t run = std::min(static_cast<size_t>(inner - index[last]), n - k);
+    const char* src = in.data + offset * static_cast<int64_t>(item);
+    if (inner_stride == 1) {
+      std::memcpy(dst + k * item, src, run * item);
+    } else {  // inner_stride == 0: the input is broadcast along the innermost axis
+      fill(dst + k * item, src, run, item);
+    }
+    k += run;
+    index[last] += static_cast<int64_t>(run);
+    offset += static_cast<int64_t>(run) * inner_stride;
+    if (index[last] < inner) continue;
+    offset -= inner_stride * inner;
+    index[last] = 0;
+    for (size_t d = last; d-- > 0;) {
       offset += in.strides[d];
       if (++index[d] < shape[d]) break;
       offset -= in.strides[d] * shape[d];

@@ -101,22 +101,18 @@ struct Mod {
   }
 };
 
+// NaN in either operand gives NaN (NumPy); written as selects, which the
+// compiler vectorizes, where early returns would not be.
 struct Maximum {
   template <class T> static T f(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-    }
-    return a >= b ? a : b;
+    if constexpr (std::is_floating_point_v<T>) return (a >= b || a != a) ? a : b;
+    else return a >= b ? a : b;
   }
 };
 struct Minimum {
   template <class T> static T f(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-    }
-    return a <= b ? a : b;
+    if constexpr (std::is_floating_point_v<T>) return (a <= b || a != a) ? a : b;
+    else return a <= b ? a : b;
   }
 };
 struct Pow {

@@ -239,3 +239,21 @@ def test_concurrent_calls_on_the_thread_pool_give_the_single_threaded_results(rn
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_a_small_epilogue_of_a_matrix_product_stays_native(rng):
+    # ONNX Runtime fuses MatMul + Add + Max into one pass; a kernel node after
+    # the MatMul would be a second pass. A larger or special-function
+    # epilogue still becomes a kernel node.
+    x = pt.matrix("x", dtype="float32")
+    w = pt.matrix("w", dtype="float32")
+    b = pt.vector("b", dtype="float32")
+    layer = pt.maximum(x @ w + b, 0)
+    values = [rng.normal(size=(8, 3)).astype("float32"), rng.normal(size=(3, 4)).astype("float32"),
+              rng.normal(size=4).astype("float32")]
+    fn, _ = compare_onnx_and_py([x, w, b], [layer], values)
+    kinds = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert not kernel_nodes(fn) and {"Add", "Max"} <= set(kinds), kinds
+    heavy = pt.sigmoid(x @ w + b) * pt.erf(x @ w)
+    fn, _ = compare_onnx_and_py([x, w, b], [heavy], values)
+    assert kernel_nodes(fn)
