@@ -244,14 +244,18 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   }
 
   const size_t blocks = (size + kBlock - 1) / kBlock;
-  if (size < kParallelMin || parallel == nullptr) {
-    run_blocks(call, 0, blocks);
+  run_chunked(blocks, kBlocksPerTask, size < kParallelMin ? nullptr : parallel,
+              [&call](size_t first, size_t last) { run_blocks(call, first, last); });
+}
+
+void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,
+                 const std::function<void(size_t first, size_t last)>& work) {
+  if (parallel == nullptr || total <= chunk) {
+    work(0, total);
     return;
   }
-  const size_t tasks = (blocks + kBlocksPerTask - 1) / kBlocksPerTask;
-  (*parallel)(tasks, [&call, blocks](size_t t) {
-    run_blocks(call, t * kBlocksPerTask, std::min(blocks, (t + 1) * kBlocksPerTask));
-  });
+  const size_t tasks = (total + chunk - 1) / chunk;
+  (*parallel)(tasks, [&](size_t t) { work(t * chunk, std::min(total, (t + 1) * chunk)); });
 }
 
 }  // namespace pytensor_onnx::kernels

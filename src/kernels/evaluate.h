@@ -25,6 +25,12 @@ std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& s
 // intra-op pool in a session).
 using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)>& task)>;
 
+// Runs `work(first, last)` over [0, total) in chunks of `chunk`: on
+// `parallel` when one is given and there is more than one chunk, else in
+// one call on this thread.
+void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,
+                 const std::function<void(size_t first, size_t last)>& work);
+
 // Writes the program's outputs, each of shape `out_shape` (the inputs'
 // broadcast shape), into `outputs`. Large arrays are split into tasks for
 // `parallel` when one is given.

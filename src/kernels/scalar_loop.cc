@@ -164,14 +164,7 @@ void evaluate_loop(const LoopProgram& loop, const std::vector<ArrayArg>& inputs,
       }
     }
   }
-  if (parallel == nullptr || size <= kElementsPerTask) {
-    run_elements(call, 0, size);
-    return;
-  }
-  const size_t tasks = (size + kElementsPerTask - 1) / kElementsPerTask;
-  (*parallel)(tasks, [&call, size](size_t t) {
-    run_elements(call, t * kElementsPerTask, std::min(size, (t + 1) * kElementsPerTask));
-  });
+  run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_elements(call, first, last); });
 }
 
 }  // namespace pytensor_onnx::kernels
