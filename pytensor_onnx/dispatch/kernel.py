@@ -59,7 +59,6 @@ class ScalarProgram:
     registers 0..n-1 are the inputs, each instruction appends one."""
 
     def __init__(self, input_dtypes):
-        self.input_dtypes = list(input_dtypes)
         self.dtypes = list(input_dtypes)  # per register
         self.lines: list[str] = []
         self._casts: dict[tuple[int, str], int] = {}
@@ -79,7 +78,7 @@ class ScalarProgram:
         return self._append(" ".join([name, dtype, *map(str, args)]), dtype)
 
     def const(self, value, dtype: str) -> int:
-        if dtype not in _KERNEL_DTYPES:
+        if dtype not in kernel_dtypes():
             raise Unsupported(f"constant of dtype {dtype}")
         if dtype.startswith("float"):
             literal = repr(float(value))
@@ -93,7 +92,7 @@ class ScalarProgram:
     def cast(self, register: int, dtype: str) -> int:
         if self.dtypes[register] == dtype:
             return register
-        if dtype not in _KERNEL_DTYPES:
+        if dtype not in kernel_dtypes():
             raise Unsupported(f"cast to {dtype}")
         key = (register, dtype)
         if key not in self._casts:
@@ -104,9 +103,11 @@ class ScalarProgram:
         return ";".join(self.lines)
 
 
-_KERNEL_DTYPES = {
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-}
+def kernel_dtypes() -> frozenset[str]:
+    """The dtypes the kernels compute in: those their Cast converts between
+    (the library's own table, src/kernels/ops.cc)."""
+    cast = kernels.ops().get("Cast")
+    return cast.dtypes if cast is not None else frozenset()
 
 
 def _common_dtype(dtypes) -> str:
@@ -121,7 +122,7 @@ def _common_dtype(dtypes) -> str:
 def _apply(program: ScalarProgram, node, registers: list[int]) -> list[int]:
     op = node.op
     out_dtypes = [out.type.dtype for out in node.outputs]
-    if any(d not in _KERNEL_DTYPES for d in out_dtypes):
+    if any(d not in kernel_dtypes() for d in out_dtypes):
         raise Unsupported(f"output dtype {out_dtypes}")
     if isinstance(op, ps.Composite):
         return inline_scalar_graph(program, op.fgraph.inputs, op.fgraph.outputs, registers)
@@ -190,8 +191,8 @@ def keeps_native_epilogue(op, node) -> bool:
         return False
     for var in node.inputs:
         owner = var.owner
-        if owner is not None and (isinstance(owner.op, Dot) or isinstance(owner.op, Blockwise)
-                                  and type(owner.op.core_op).__name__ in ("Dot", "MatMul")):
+        op_ = owner.op if owner is not None else None
+        if isinstance(op_, Dot) or (isinstance(op_, Blockwise) and isinstance(op_.core_op, Dot)):
             return True
     return False
 
@@ -209,7 +210,7 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes):
     if not kernels.ops():
         return None
     input_dtypes = [v.dtype for v in values]
-    if any(d not in _KERNEL_DTYPES for d in input_dtypes):
+    if any(d not in kernel_dtypes() for d in input_dtypes):
         return None
     program = ScalarProgram(input_dtypes)
     try:

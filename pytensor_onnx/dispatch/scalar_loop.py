@@ -62,6 +62,18 @@ def _any(g, flags):
     return g.op("Greater", count, int64_const(g, 0))
 
 
+def _checked_steps(op, node, g, steps, value):
+    """``value``, passed on only once no step count is negative where the loop
+    has no until condition (PyTensor's ValueError); ``steps`` are the int64
+    step counts. Both the Loop and the kernel node read it, so both raise the
+    same typed error."""
+    constant_steps = _constant_steps(node.inputs[0])
+    if op.is_while or (constant_steps is not None and constant_steps >= 0):
+        return value
+    lowest = _flat_extreme(g, "ReduceMin", steps)
+    return check(g, g.op("GreaterOrEqual", lowest, int64_const(g, 0)), value, _NEGATIVE_STEPS)
+
+
 def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
     """The ScalarLoop as one kernel node (``ScalarLoop_<dtype>``), or None
     where the kernels cannot run it: states of several dtypes, an op the
@@ -80,7 +92,8 @@ def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
     if body_dtypes[:n_update] != state_dtypes:
         return None
     (dtype,) = set(state_dtypes)
-    values = [g.cast(n_steps, "int64")] + [g.cast(v, d) for v, d in zip(inputs, body_dtypes)]
+    steps = g.cast(n_steps, "int64")
+    values = [_checked_steps(op, node, g, steps, steps)] + [g.cast(v, d) for v, d in zip(inputs, body_dtypes)]
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
     outs = g.op(
         f"ScalarLoop_{dtype}",
@@ -122,10 +135,7 @@ def _scalar_loop(op, node, g, n_steps, *inputs):
     else:
         trip_count = _flat_extreme(g, "ReduceMax", steps)
         per_element_steps = g.op("Expand", steps, shape)
-    if not op.is_while and (constant_steps is None or constant_steps < 0):
-        lowest = g.op("ReduceMin", g.op("Reshape", steps, int64_const(g, [-1])), axes=[0], keepdims=0) if uniform \
-            else _flat_extreme(g, "ReduceMin", steps)
-        trip_count = check(g, g.op("GreaterOrEqual", lowest, int64_const(g, 0)), trip_count, _NEGATIVE_STEPS)
+    trip_count = _checked_steps(op, node, g, steps, trip_count)
 
     body = g.subgraph(f"{op.name or 'scalar_loop'}_body".replace(" ", "_"))
     iteration = body.input("iteration", "int64", [])

@@ -110,10 +110,6 @@ def test_usage_python_blocks_run(tmp_path, monkeypatch):
 
 
 def test_kernels_python_blocks_run(tmp_path, monkeypatch):
-    from pytensor_onnx import kernels
-
-    if kernels.unavailable_reason() is not None:
-        pytest.skip(f"kernel library not usable: {kernels.unavailable_reason()}")
     namespace = run_blocks("kernels.md", tmp_path, monkeypatch)
     assert namespace["session"].run(None, {"x": np.zeros(2)})[0] == namespace["f"](np.zeros(2))
 

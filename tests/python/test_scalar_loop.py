@@ -13,6 +13,7 @@ from pytensor.scalar.loop import ScalarLoop
 from pytensor.tensor.elemwise import Elemwise
 
 from pytensor_onnx import export_function_onnx
+from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.testing import compare_onnx_and_py
 
 from helpers import compare_raises, onnx_op_types, run_model
@@ -101,6 +102,12 @@ def test_negative_step_count_without_until_fails_at_run_time(per_element):
     out = _affine_loop()(n, x, 0.5)
     steps = np.array([2, -1, 3]) if per_element else np.int64(-1)
     compare_raises([n, x], [out], [steps, np.ones(3)], ValueError, "termination condition")
+    # Both forms raise PyTensor's ValueError (the kernel node reads the
+    # checked step counts), not only a RuntimeError.
+    for use_kernels in (True, False):
+        fn = pytensor.function([n, x], out, mode=onnx_mode(kernels=use_kernels))
+        with pytest.raises(ValueError, match="termination condition"):
+            fn(steps, np.ones(3))
 
 
 # Gradients PyTensor builds with ScalarLoop (gammainc_grad, gammaincc_grad,
