@@ -136,6 +136,8 @@ _LINALG_SUBMODULES = (
     "solvers.psd",
     "solvers.lstsq",
     "solvers.tridiagonal",
+    "solvers.linear_control",
+    "decomposition.schur",
 )
 
 
@@ -155,7 +157,16 @@ def linalg_op_class(name: str):
     import pytensor.tensor.nlinalg as nlinalg
     import pytensor.tensor.slinalg as slinalg
 
-    return getattr(nlinalg, name, None) or getattr(slinalg, name, None)
+    found = getattr(nlinalg, name, None) or getattr(slinalg, name, None)
+    if found is None:
+        # 2.38 keeps the Sylvester and Lyapunov solvers (TRSYL, SolveSylvester)
+        # in a private module that slinalg does not re-export.
+        try:
+            module = importlib.import_module("pytensor.tensor._linalg.solve.linear_control")
+        except ImportError:
+            return None
+        found = getattr(module, name, None)
+    return found
 
 
 def solve_splitting_rewriters():

@@ -19,6 +19,7 @@ import pytensor_onnx.dispatch.blas
 import pytensor_onnx.dispatch.blockwise
 import pytensor_onnx.dispatch.slinalg
 import pytensor_onnx.dispatch.nlinalg
+import pytensor_onnx.dispatch.linear_control
 import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape
 import pytensor_onnx.dispatch.subtensor

@@ -13,6 +13,7 @@ with ``NotImplementedError``.
 from __future__ import annotations
 
 import numpy as np
+from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.subtensor import AdvancedSubtensor
 
@@ -112,3 +113,37 @@ def _batched_vector_index(op, node, g, x, *index_values):
         index = g.op("Expand", index, g.op("Concat", batch, length, rest, axis=0))
     return g.op("GatherElements", x, index, axis=batch_rank)
 
+
+
+# --------------------------------------------------------------------------
+# Blockwise of an Op with an inner graph (gradients of OpFromGraph Ops, ...)
+# --------------------------------------------------------------------------
+
+
+@batched_rule(OpFromGraph)
+def _batched_op_from_graph(op, node, g, *inputs):
+    """The inner graph vectorized over the batch dims (PyTensor's
+    ``vectorize_graph``), converted in place. Core Ops whose own rule takes
+    batch dims use that rule instead."""
+    core = op.core_op
+    if is_batch_capable(core):
+        return None
+    from pytensor.graph.replace import vectorize_graph
+    from pytensor.graph.traversal import io_toposort
+
+    from pytensor_onnx.dispatch.basic import _lookup, convert_nodes
+
+    inner = core.fgraph
+    batched = [var.type() for var in node.inputs]
+    outputs = vectorize_graph(list(inner.outputs), replace=dict(zip(inner.inputs, batched, strict=True)))
+    env = dict(zip(batched, inputs, strict=True))
+    try:
+        convert_nodes(io_toposort(batched, outputs), g, env, outputs=outputs)
+    except NotImplementedError as exc:
+        raise NotImplementedError(
+            f"No ONNX conversion for Blockwise({type(core).__name__}) (node: {node}): its inner graph, "
+            f"vectorized over the batch dims, does not convert ({exc}). Register a rule for "
+            f"{type(core).__name__} that takes batch dims and mark it with "
+            "pytensor_onnx.dispatch.blockwise.batch_capable."
+        ) from exc
+    return [_lookup(g, env, out) for out in outputs]

@@ -77,3 +77,21 @@ def test_product_gradients(dtype, rng):
     values = [rng.normal(size=(2, 3, 4)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype)]
     rtol, atol = _tolerances(dtype)
     compare_onnx_and_py([x, y], [cost, *pytensor.grad(cost, [x, y])], values, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("batch", BATCH_SHAPES[1:])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
+def test_batched_kron(dtype, batch, rng):
+    """Blockwise(KroneckerProduct) (what vectorize(kron) builds, e.g. in
+    solve_discrete_lyapunov(method="direct") with batch dims): matrices, a
+    vector with a matrix, and batch dims that broadcast."""
+    from pytensor.tensor.functional import vectorize
+
+    kron_mm = vectorize(pt.linalg.kron, "(a,b),(c,d)->(e,f)")
+    kron_vm = vectorize(pt.linalg.kron, "(a),(c,d)->(e,f)")
+    x, y = stack("x", dtype, batch, (2, 3)), pt.tensor("y", dtype=dtype, shape=(1,) * len(batch) + (None, None))
+    v = stack("v", dtype, batch, (4,))
+    values = _values(rng, [(*batch, 2, 3), ((1,) * len(batch)) + (3, 2), (*batch, 4)], dtype)
+    rtol, atol = _tolerances(dtype)
+    outputs = [kron_mm(x, y), kron_mm(y, x), kron_vm(v, y)]
+    compare_onnx_and_py([x, y, v], outputs, values, rtol=rtol, atol=atol)

@@ -303,3 +303,12 @@ def test_block_diag(dtype, rng):
     a, b, c = pt.matrix("a", dtype=dtype), pt.matrix("b", dtype=dtype), pt.matrix("c", dtype=dtype)
     values = [(rng.normal(size=s) * 10).astype(dtype) for s in [(2, 3), (0, 2), (1, 1)]]
     compare_onnx_and_py([a, b, c], [pt.linalg.block_diag(a, b, c)], values)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_batched_block_diag(dtype, rng):
+    # Blockwise(BlockDiagonal): batch dims of the blocks broadcast (2 with 1).
+    a, b = pt.tensor3("a", dtype=dtype), pt.tensor3("b", dtype=dtype, shape=(1, None, None))
+    c = pt.tensor("c", dtype=dtype, shape=(None, 1, None, None))
+    values = [(rng.normal(size=s) * 10).astype(dtype) for s in [(2, 2, 3), (1, 0, 2), (3, 1, 1, 1)]]
+    compare_onnx_and_py([a, b, c], [pt.linalg.block_diag(a, b), pt.linalg.block_diag(c, a, b)], values)

@@ -292,3 +292,61 @@ def test_accuracy_at_n_256(rng):
     ]
     values = [general(rng, n), rng.normal(size=(n, 3)), spd(rng, n)]
     compare([a, b, s], outputs, values, "float64", rtol=1e-10, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Sylvester and Lyapunov equations (dispatch/linear_control.py)
+# --------------------------------------------------------------------------
+
+
+def _stable(rng, n, batch=(), dtype="float64", radius=0.9):
+    """Matrices with spectral radius ``radius``: discrete Lyapunov equations
+    with them are well conditioned."""
+    a = rng.normal(size=(*batch, n, n))
+    return (radius * a / np.abs(np.linalg.eigvals(a)).max(axis=-1)[..., None, None]).astype(dtype)
+
+
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_solve_sylvester(dtype, batch, opset, rng):
+    m, n = 4, 3
+    a, b, c = stack("a", dtype, batch, (m, m)), stack("b", dtype, batch, (n, n)), stack("c", dtype, batch, (m, n))
+    values = [general(rng, m, batch, dtype), general(rng, n, batch, dtype), rng.normal(size=(*batch, m, n)).astype(dtype)]
+    compare([a, b, c], [pt.linalg.solve_sylvester(a, b, c)], values, dtype, opset)
+
+
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_solve_lyapunov(dtype, batch, rng):
+    n = 4
+    a, q = stack("a", dtype, batch, (n, n)), stack("q", dtype, batch, (n, n))
+    values = [_stable(rng, n, batch, dtype), spd(rng, n, batch, dtype)]
+    outputs = [
+        pt.linalg.solve_discrete_lyapunov(a, q, method="bilinear"),
+        pt.linalg.solve_discrete_lyapunov(a, q, method="direct"),
+        pt.linalg.solve_continuous_lyapunov(a - 2 * pt.eye(n), q),
+    ]
+    compare([a, q], outputs, values, dtype)
+
+
+def test_solve_sylvester_broadcasts_batch_dims_and_sizes(rng):
+    a, b, c = pt.tensor3("a"), pt.matrix("b"), pt.tensor3("c")
+    for m, n in [(1, 1), (1, 3), (5, 2)]:
+        values = [general(rng, m, (2,)), general(rng, n), rng.normal(size=(2, m, n))]
+        compare([a, b, c], [pt.linalg.solve_sylvester(a, b, c)], values, "float64")
+
+
+def test_solve_sylvester_gradient(rng):
+    a, b, c = pt.tensor3("a"), pt.tensor3("b"), pt.tensor3("c")
+    x = pt.linalg.solve_sylvester(a, b, c)
+    cost = (x**2).sum() + x[0, 0, 1]
+    values = [general(rng, 3, (2,)), general(rng, 2, (2,)), rng.normal(size=(2, 3, 2))]
+    compare([a, b, c], [cost, *pytensor.grad(cost, [a, b, c])], values, "float64")
+
+
+def test_solve_sylvester_mismatched_sizes_fail_at_run_time(rng):
+    a, b, c = pt.matrix("a"), pt.matrix("b"), pt.matrix("c")
+    fn = pytensor.function([a, b, c], pt.linalg.solve_sylvester(a, b, c), mode=onnx_mode())
+    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
+        fn(general(rng, 3), general(rng, 2), rng.normal(size=(3, 4)))
