@@ -22,6 +22,7 @@ BlockDiagonal = linalg_op_class("BlockDiagonal")
 KroneckerProduct = linalg_op_class("KroneckerProduct")
 SolveSylvester = linalg_op_class("SolveSylvester")
 TRSYL = linalg_op_class("TRSYL")
+Schur = linalg_op_class("Schur")
 
 
 def _size_1d(g, x, axis: int):
@@ -133,3 +134,35 @@ if TRSYL is not None:
         """LAPACK's trsyl as PyTensor calls it (A X + X B = C with A, B in real
         Schur form, scale 1); the Kronecker solve does not need the Schur form."""
         return _sylvester_by_kronecker(g, node, a, b, c)
+
+
+@batch_capable(Schur)
+@onnx_funcify.register(Schur)
+def _schur(op, node, g, a):
+    """scipy.linalg.schur(a, output="real"): A = Z T Z^T with Z orthogonal and
+    T quasi-upper-triangular, its 2x2 blocks (complex eigenvalue pairs) in
+    LAPACK's standard form (equal diagonal entries, off-diagonal entries of
+    opposite sign), from a recipe of Householder reduction to Hessenberg form
+    and Francis double-shift QR sweeps.
+
+    T and Z are not unique: LAPACK's dhseqr and the recipe take different
+    shifts and deflate in different orders, so the eigenvalues may come out
+    in another order along T's diagonal, and each Schur vector (or pair
+    spanning a block) may differ by sign or rotation. What is determined
+    agrees with SciPy to rounding: A == Z T Z^T, Z^T Z == I, the structure of
+    T and its eigenvalues (as a set). Matrices with a non-finite entry, or
+    whose iteration does not converge, give NaN as PyTensor does.
+    """
+    dtype = output_dtype(node)
+    if dtype.startswith("complex") or node.inputs[0].type.dtype.startswith("complex"):
+        raise NotImplementedError(
+            f"{op}: the complex Schur form (output='complex', or a complex input) has complex results, and "
+            "ONNX Runtime has no complex tensors. Use schur(a, output='real') (real input), which converts."
+        )
+    if op.sort is not None:
+        raise NotImplementedError(
+            f"{op}: sorting the Schur form (sort={op.sort!r}) reorders its blocks with LAPACK's trexc swaps, "
+            "which have no ONNX conversion. Use sort=None (the default), which converts."
+        )
+    t, z = g.recipe("schur", square(g, a, node, dtype))
+    return t, z

@@ -312,3 +312,124 @@ def test_batched_block_diag(dtype, rng):
     c = pt.tensor("c", dtype=dtype, shape=(None, 1, None, None))
     values = [(rng.normal(size=s) * 10).astype(dtype) for s in [(2, 2, 3), (1, 0, 2), (3, 1, 1, 1)]]
     compare_onnx_and_py([a, b, c], [pt.linalg.block_diag(a, b), pt.linalg.block_diag(c, a, b)], values)
+
+
+# --------------------------------------------------------------------------
+# Schur (real)
+# --------------------------------------------------------------------------
+
+
+def schur(x, **kwargs):
+    """(T, Z) of PyTensor's Schur Op, in Blockwise for batch dims."""
+    Schur = compat.linalg_op_class("Schur")
+    return list(Blockwise(Schur(**kwargs))(x))
+
+
+def _assert_real_schur(t, z, a, rtol):
+    """What a real Schur decomposition determines: a == z t z^T, z orthogonal,
+    t quasi-upper-triangular with 2x2 blocks in LAPACK's standard form (equal
+    diagonal, off-diagonal entries of opposite sign), t's eigenvalues a's."""
+    n = a.shape[-1]
+    for t1, z1, a1 in zip(t.reshape(-1, n, n), z.reshape(-1, n, n), a.reshape(-1, n, n), strict=True):
+        scale = max(np.linalg.norm(a1), np.finfo(a.dtype).tiny)
+        assert np.linalg.norm(z1 @ t1 @ z1.T - a1) <= rtol * scale, "a != z t z^T"
+        assert np.linalg.norm(z1.T @ z1 - np.eye(n)) <= rtol * max(n, 1), "z is not orthogonal"
+        assert not np.tril(t1, -2).any(), "t has entries below its subdiagonal"
+        blocks = np.flatnonzero(np.diagonal(t1, -1))
+        assert not np.any(np.diff(blocks) == 1), "t has a block larger than 2x2"
+        for k in blocks:
+            assert t1[k, k] == t1[k + 1, k + 1] and t1[k, k + 1] * t1[k + 1, k] < 0, f"block at {k} is not standardized"
+        got = np.sort_complex(np.linalg.eigvals(t1.astype("float64")))
+        want = np.sort_complex(np.linalg.eigvals(a1.astype("float64")))
+        np.testing.assert_allclose(got, want, rtol=rtol * 100, atol=rtol * 100 * scale)
+
+
+def _schur_tolerance(dtype):
+    return 1e-13 if dtype == "float64" else 1e-5
+
+
+@pytest.mark.parametrize("opset", LINALG_OPSETS)
+@pytest.mark.parametrize("batch", BATCH_SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_schur(dtype, batch, opset, rng):
+    # Schur vectors and the order of T's eigenvalues are not unique (see the
+    # rule's docstring): checked are what the decomposition determines, and
+    # T's block structure against SciPy's (the number of complex pairs).
+    x = stack("x", dtype, batch, (N, N))
+    value = rng.normal(size=(*batch, N, N)).astype(dtype)
+    (t, z), (t0, z0) = _run_both([x], schur(x), [value], opset)
+    assert (t.dtype, t.shape, z.dtype, z.shape) == (t0.dtype, t0.shape, z0.dtype, z0.shape)
+    _assert_real_schur(t, z, value, _schur_tolerance(dtype))
+    pairs = lambda t: np.count_nonzero(np.diagonal(t, -1, -2, -1), axis=-1)  # noqa: E731
+    np.testing.assert_array_equal(pairs(t), pairs(t0))
+
+
+def _special_matrices(rng, n):
+    rotation = np.array([[np.cos(1.0), -np.sin(1.0)], [np.sin(1.0), np.cos(1.0)]])
+    return {
+        "cyclic permutation": np.eye(n)[np.roll(np.arange(n), 1)],  # stalls plain Francis shifts
+        "symmetric": (lambda a: a + a.T)(rng.normal(size=(n, n))),
+        "jordan block": 2 * np.eye(n) + np.eye(n, k=1),
+        "repeated rotations": np.kron(np.eye(n // 2), rotation) if n % 2 == 0 else np.eye(n),
+        "rank one": np.outer(rng.normal(size=n), rng.normal(size=n)),
+        "zero": np.zeros((n, n)),
+        "huge": rng.normal(size=(n, n)) * 1e150,
+        "tiny": rng.normal(size=(n, n)) * 1e-150,
+        "hessenberg": np.triu(rng.normal(size=(n, n)), -1),
+    }
+
+
+@pytest.mark.parametrize("n", [3, 6, 9])
+def test_schur_special_matrices(n, rng):
+    x = pt.matrix("x")
+    fn = pytensor.function([x], schur(x), mode=onnx_mode())
+    for name, value in _special_matrices(rng, n).items():
+        t, z = fn(value)
+        try:
+            _assert_real_schur(t, z, value, 1e-13)
+        except AssertionError as error:
+            raise AssertionError(f"{name}: {error}") from error
+
+
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_schur_small_sizes_match_scipy(n, static, rng):
+    # Up to 2x2 the Schur form is determined by LAPACK's standardization
+    # (dlanv2), which the recipe follows: T and Z compare directly.
+    x = pt.matrix("x", shape=(n, n) if static else (None, None))
+    for value in [rng.normal(size=(n, n)), np.array([[1.0, 2.0], [-3.0, 1.5]])[:n, :n], np.triu(rng.normal(size=(n, n)))]:
+        compare_onnx_and_py([x], schur(x), [value], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_schur_of_triangular_matrices_matches_scipy(dtype, rng):
+    # An upper triangular matrix is its own Schur form (Z = I) for LAPACK and the recipe.
+    x = stack("x", dtype, (2,), (N, N))
+    compare([x], schur(x), [np.triu(rng.normal(size=(2, N, N))).astype(dtype)], dtype)
+
+
+def test_schur_of_non_finite_matrices_is_nan_as_pytensor(rng):
+    x = pt.tensor3("x")
+    value = rng.normal(size=(2, 4, 4))
+    value[0, 1, 2], value[1, 0, 0] = np.nan, np.inf
+    compare_onnx_and_py([x], schur(x), [value])  # NaN everywhere, as PyTensor
+    mixed = np.concatenate([value, rng.normal(size=(1, 4, 4))])
+    (t, z), _ = _run_both([x], schur(x), [mixed])
+    assert np.isnan(t[:2]).all() and np.isnan(z[:2]).all()
+    _assert_real_schur(t[2], z[2], mixed[2], 1e-13)
+
+
+def test_schur_accuracy_at_n_48(rng):
+    # Backward stable: ||A - Z T Z^T|| stays a few eps ||A||, as LAPACK's.
+    x = pt.matrix("x")
+    value = rng.normal(size=(48, 48))
+    (t, z), _ = _run_both([x], schur(x), [value])
+    _assert_real_schur(t, z, value, 1e-13)
+
+
+def test_schur_complex_and_sorted_are_refused_clearly():
+    x = pt.matrix("x")
+    with pytest.raises(NotImplementedError, match="complex tensors"):
+        pytensor.function([x], schur(x, output="complex"), mode="ONNX")
+    with pytest.raises(NotImplementedError, match="sort='lhp'"):
+        pytensor.function([x], schur(x, sort="lhp"), mode="ONNX")

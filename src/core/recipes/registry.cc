@@ -24,6 +24,7 @@ const std::vector<RecipeInfo>& all_recipes() {
     add_bitwise_recipes(t);
     add_linalg_recipes(t);
     add_linalg_spectral_recipes(t);
+    add_linalg_schur_recipes(t);
     add_sort_recipes(t);
     std::sort(t.begin(), t.end(), [](const RecipeInfo& a, const RecipeInfo& b) { return a.name < b.name; });
     return t;

@@ -68,6 +68,7 @@ void add_incomplete_beta_inverse_recipes(std::vector<RecipeInfo>& table);
 void add_bitwise_recipes(std::vector<RecipeInfo>& table);
 void add_linalg_recipes(std::vector<RecipeInfo>& table);
 void add_linalg_spectral_recipes(std::vector<RecipeInfo>& table);
+void add_linalg_schur_recipes(std::vector<RecipeInfo>& table);
 void add_sort_recipes(std::vector<RecipeInfo>& table);
 
 }  // namespace pytensor_onnx::recipes

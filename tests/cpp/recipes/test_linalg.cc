@@ -1,4 +1,4 @@
-// The linear-algebra recipes (linalg.cc, linalg_spectral.cc): each builds for
+// The linear-algebra recipes (linalg.cc, linalg_spectral.cc, linalg_schur.cc): each builds for
 // float32 and float64 stacks of any batch rank keeping the dtype, gives the
 // output kinds its docstring promises, rejects integer matrices, and does
 // O(n) or O(log n) sequential work (one Loop per factorization, not one per
@@ -53,6 +53,7 @@ std::vector<Case> cases() {
       {"eigh", 1, {{"lower", int64_t{1}}}, {same, same}},
       {"expm", 1, {}, {same}},
       {"qr", 1, {{"pivoting", int64_t{0}}}, {same, same, same, DType::Int64}},
+      {"schur", 1, {}, {same, same}},
   };
 }
 
@@ -114,6 +115,19 @@ TEST(LinalgRecipes, FactorizationsAreOneLoopNotOnePerColumn) {
   g.recipe("solve_triangular", {a, b}, {{"lower", int64_t{1}}, {"b_ndim", int64_t{2}}});
   EXPECT_EQ(count(g, "Loop"), 1u);
   EXPECT_GE(count(g, "MatMul") + count(g, "Gemm") + count(g, "Einsum"), 1u);
+}
+
+TEST(LinalgRecipes, SchurIsAHessenbergLoopThenALoopOfSweeps) {
+  // linalg_schur.cc: one Loop reduces to Hessenberg form, one iterates the
+  // Francis sweeps (each sweep a Loop of bulge-chasing steps in its body),
+  // whatever n; unrolled sweeps or steps would show more Loops at the top.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{-1, 16, 16}, std::vector<int64_t>{2, -1, -1}}) {
+    GraphBuilder g(18, "main", /*use_functions=*/false);
+    const auto out = g.recipe("schur", {operand(g, "a", DType::Float64, shape)}, {});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(count(g, "Loop"), 2u);
+    EXPECT_EQ(out[0]->shape->size(), shape.size());
+  }
 }
 
 TEST(LinalgRecipes, BuildAtEveryOpsetFrom13) {
