@@ -196,6 +196,17 @@ def eigh_lower(op) -> bool:
     return bool(getattr(op, "lower", True))
 
 
+def eigh_driver(op) -> str:
+    """The LAPACK driver PyTensor's perform calls for an ``Eigh``/``Eigvalsh``
+    Op: its own ``driver`` (3.x Eigh), else SciPy's default for ``eigvalsh``
+    ("evr", syevr), or NumPy's for 2.38's ``Eigh`` ("evd": numpy.linalg.eigh
+    calls syevd). An eigenvector's sign depends on the driver."""
+    driver = getattr(op, "driver", None)
+    if driver is not None:
+        return driver
+    return "evd" if hasattr(op, "UPLO") else "evr"
+
+
 def _eigh_takes_batches() -> bool:
     from pytensor.tensor import linalg, tensor3
 

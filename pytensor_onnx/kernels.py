@@ -1,10 +1,12 @@
 """The kernel library: the project's own ONNX Runtime custom ops.
 
-Mode ONNX replaces fused element-wise subgraphs (PyTensor's ``Composite``)
-and special functions with single nodes of the domain
+Mode ONNX replaces fused element-wise subgraphs (PyTensor's ``Composite``),
+special functions and matrix factorizations with single nodes of the domain
 ``pytensor_onnx.kernels``, evaluated by ``libpytensor_onnx_kernels.so``
 (``src/kernels``): ONNX Runtime pays per node, and runs element-wise graphs
-node by node. Exported files stay standard ONNX unless asked otherwise.
+node by node. The factorizations call SciPy's LAPACK (the routines PyTensor's
+own backends call), which this module hands the library when it loads it.
+Exported files stay standard ONNX unless asked otherwise.
 
 The library is built with the extension when ONNX Runtime's C++ API headers
 are found (``make system-deps`` fetches them). Without it mode ONNX runs the
@@ -61,6 +63,38 @@ def library_path() -> str | None:
 
 
 @functools.cache
+def _library():
+    """The library, loaded into this process (ONNX Runtime's later load of the
+    same file shares it, and with it the LAPACK routines set here)."""
+    library = ctypes.CDLL(library_path())
+    library.pytensor_onnx_kernels_ops.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_linalg.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_missing_lapack.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_set_lapack.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    return library
+
+
+def _set_lapack(library) -> str:
+    """Hands the library SciPy's LAPACK routines (``scipy.linalg.cython_lapack``
+    exports them as capsules of C function pointers); returns what is still
+    missing, space-separated."""
+    try:
+        from scipy.linalg import cython_lapack
+    except ImportError as exc:  # SciPy is PyTensor's dependency; say it if it is broken
+        return f"(SciPy's LAPACK: {exc})"
+    capsules = cython_lapack.__pyx_capi__
+    capsule_name = ctypes.pythonapi.PyCapsule_GetName
+    capsule_name.restype, capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    capsule_pointer.restype, capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    for name in library.pytensor_onnx_kernels_missing_lapack().decode().split():
+        capsule = capsules.get(name)
+        if capsule is not None:
+            library.pytensor_onnx_kernels_set_lapack(name.encode(), capsule_pointer(capsule, capsule_name(capsule)))
+    return library.pytensor_onnx_kernels_missing_lapack().decode()
+
+
+@functools.cache
 def _load() -> tuple[dict[str, KernelOp] | None, str]:
     path = library_path()
     if path is None:
@@ -69,8 +103,7 @@ def _load() -> tuple[dict[str, KernelOp] | None, str]:
             "headers; `make system-deps` fetches them, or set PYTENSOR_ONNX_ORT_INCLUDE_DIR and rebuild)"
         )
     try:
-        library = ctypes.CDLL(path)
-        library.pytensor_onnx_kernels_ops.restype = ctypes.c_char_p
+        library = _library()
         version = library.pytensor_onnx_kernels_api_version()
         text = library.pytensor_onnx_kernels_ops().decode()
     except (OSError, AttributeError) as exc:
@@ -82,6 +115,20 @@ def _load() -> tuple[dict[str, KernelOp] | None, str]:
         name, arity, signature, dtypes = entry.split(" ")
         ops[name] = KernelOp(name, int(arity), signature, frozenset(dtypes.split(",")))
     return ops, ""
+
+
+@functools.cache
+def linalg_ops() -> frozenset[str]:
+    """The linear-algebra kernels ("Cholesky", "Solve", ...; ``src/kernels/linalg_kernel.h``),
+    empty without the library or without SciPy's LAPACK (then logged once)."""
+    if _load()[0] is None:
+        return frozenset()
+    library = _library()
+    missing = _set_lapack(library)
+    if missing:
+        logger.warning("pytensor-onnx: linear algebra runs the portable graph, SciPy's LAPACK lacks %s", missing)
+        return frozenset()
+    return frozenset(library.pytensor_onnx_kernels_linalg().decode().split())
 
 
 def ops() -> dict[str, KernelOp]:
@@ -123,6 +170,7 @@ def register(options, *, fresh: bool = False) -> None:
     path = library_path()
     if path is None:
         raise RuntimeError(f"the model uses the kernel library, which is not available: {unavailable_reason()}")
+    linalg_ops()  # its LAPACK routines set before a session can run them
     if fresh:
         options.register_custom_ops_library(path)
         return

@@ -15,6 +15,7 @@ from pytensor_onnx import compat
 from pytensor_onnx.compat import linalg_op_class
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable, batched_rule
+from pytensor_onnx.dispatch.linalg_kernel import factorization
 from pytensor_onnx.dispatch.shape import guarded, int64_const, reshape
 from pytensor_onnx.dispatch.slinalg import output_dtype, square
 
@@ -25,7 +26,7 @@ TensorInv = linalg_op_class("TensorInv")
 
 
 def _inverse(g, x, node):
-    inverse, singular = g.recipe("matrix_inverse", square(g, x, node, output_dtype(node)))
+    inverse, singular = factorization(g, "matrix_inverse", square(g, x, node, output_dtype(node), "matrix_inverse"))
     # numpy.linalg.inv raises LinAlgError("Singular matrix") where getrf finds
     # an exactly zero pivot; ONNX Runtime fails the run there.
     not_singular = g.op("Not", singular)
@@ -54,13 +55,13 @@ def _tensor_inv(op, node, g, a):
 @batch_capable(Det)
 @onnx_funcify.register(Det)
 def _det(op, node, g, x):
-    return g.recipe("det", square(g, x, node, output_dtype(node)))
+    return factorization(g, "det", square(g, x, node, output_dtype(node), "det"))
 
 
 @batch_capable(SLogDet)
 @onnx_funcify.register(SLogDet)
 def _slogdet(op, node, g, x):
-    sign, log_abs = g.recipe("slogdet", square(g, x, node, output_dtype(node)))
+    sign, log_abs = factorization(g, "slogdet", square(g, x, node, output_dtype(node), "slogdet"))
     return sign, log_abs
 
 
@@ -192,9 +193,11 @@ def _eigh(op, node, g, a, *b):
     artefact of its algorithm, and the recipe's may differ (products such as
     v diag(w) v^T, |v|, and gradients of sign-invariant costs agree)."""
     dtype = output_dtype(node)
-    a = square(g, a, node, dtype)
+    a = square(g, a, node, dtype, None if b else "eigh")
     operands = [a, *(square(g, x, node, dtype) for x in b)]
-    w, v = g.recipe("eigh", *operands, lower=int(compat.eigh_lower(op)))
+    w, v = factorization(
+        g, "eigh", *operands, lower=int(compat.eigh_lower(op)), kernel_attrs={"driver": compat.eigh_driver(op)}
+    )
     return w, v
 
 

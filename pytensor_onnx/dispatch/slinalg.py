@@ -3,7 +3,8 @@ on 2.38, the ``pytensor.tensor.linalg`` package on 3.3): Cholesky, the
 solvers, LU, and the helpers the other linear-algebra modules share.
 
 The decompositions are recipes of the C++ core (``src/core/recipes/linalg*.cc``)
-built from standard ONNX ops, in the output's dtype (float32 stays float32,
+built from standard ONNX ops (in mode ONNX, LAPACK kernels where one does the
+job: ``linalg_kernel.factorization``), in the output's dtype (float32 stays float32,
 float64 is never computed in float32). Every rule takes leading batch dims
 (``Blockwise``). Failures follow PyTensor: NaN where LAPACK reports one
 (not positive definite, exactly singular). A non-square matrix, or a right-hand
@@ -20,9 +21,10 @@ from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.sort import ArgSortOp
 
-from pytensor_onnx.compat import linalg_op_class, solve_splitting_rewriters
+from pytensor_onnx.compat import eigh_driver, linalg_op_class, solve_splitting_rewriters
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable
+from pytensor_onnx.dispatch.linalg_kernel import factorization, has_kernel
 from pytensor_onnx.dispatch.shape import guarded, int64_const
 
 Cholesky = linalg_op_class("Cholesky")
@@ -51,34 +53,41 @@ def _dim(g, x, axis: int):
     return g.op("Gather", g.op("Shape", x), int64_const(g, [axis % x.rank]), axis=0)
 
 
-def same_sizes(g, x, axis_x: int, y, axis_y: int, what: str, node):
+def same_sizes(g, x, axis_x: int, y, axis_y: int, what: str, node, check: bool = True):
     """``x`` unchanged, checked to have as many elements on ``axis_x`` as ``y`` on ``axis_y``.
 
     Static sizes are checked now (ValueError); others make ONNX Runtime fail
-    at run time where they differ.
+    at run time where they differ (unless ``check`` is false: a kernel that
+    checks them itself reads ``x``).
     """
     a, b = _dim(g, x, axis_x), _dim(g, y, axis_y)
     if isinstance(a, int) and isinstance(b, int):
         if a != b:
             raise ValueError(f"{node.op}: {what} ({a} != {b}) in node {node}")
         return x
+    if not check:
+        return x
     a = int64_const(g, [a]) if isinstance(a, int) else a
     b = int64_const(g, [b]) if isinstance(b, int) else b
     return guarded(g, g.op("Equal", a, b), x)
 
 
-def square(g, x, node, dtype: str):
-    """``x`` cast to ``dtype``, checked to be (stacks of) square matrices."""
+def square(g, x, node, dtype: str, recipe: str | None = None):
+    """``x`` cast to ``dtype``, checked to be (stacks of) square matrices (at
+    run time only when ``recipe`` has no kernel here, see ``has_kernel``)."""
     x = g.cast(x, dtype)
-    return same_sizes(g, x, -1, x, -2, "expected square matrices", node)
+    check = recipe is None or not has_kernel(recipe, dtype)
+    return same_sizes(g, x, -1, x, -2, "expected square matrices", node, check)
 
 
-def solve_operands(g, node, a, b, b_ndim: int):
+def solve_operands(g, node, a, b, b_ndim: int, recipe: str, **attrs):
     """``a`` and ``b`` of a solve: square ``a``, ``b`` with as many rows, both in the output dtype."""
     dtype = output_dtype(node)
-    a = square(g, a, node, dtype)
+    check = not has_kernel(recipe, dtype, 2, **attrs)
+    a = g.cast(a, dtype)
+    a = same_sizes(g, a, -1, a, -2, "expected square matrices", node, check)
     b = g.cast(b, dtype)
-    b = same_sizes(g, b, -b_ndim, a, -1, "b's rows must match a's size", node)
+    b = same_sizes(g, b, -b_ndim, a, -1, "b's rows must match a's size", node, check)
     return a, b
 
 
@@ -92,14 +101,15 @@ def solve_operands(g, node, a, b, b_ndim: int):
 def _cholesky(op, node, g, x):
     # PyTensor returns NaN everywhere where potrf fails (on_error="raise" is
     # a separate CheckAndRaise node).
-    return g.recipe("cholesky", square(g, x, node, output_dtype(node)), lower=int(op.lower))
+    return factorization(g, "cholesky", square(g, x, node, output_dtype(node), "cholesky"), lower=int(op.lower))
 
 
 @batch_capable(SolveTriangular)
 @onnx_funcify.register(SolveTriangular)
 def _solve_triangular(op, node, g, a, b):
-    a, b = solve_operands(g, node, a, b, op.b_ndim)
-    return g.recipe(
+    a, b = solve_operands(g, node, a, b, op.b_ndim, "solve_triangular")
+    return factorization(
+        g,
         "solve_triangular",
         a,
         b,
@@ -113,22 +123,22 @@ def _solve_triangular(op, node, g, a, b):
 @batch_capable(Solve)
 @onnx_funcify.register(Solve)
 def _solve(op, node, g, a, b):
-    a, b = solve_operands(g, node, a, b, op.b_ndim)
-    return g.recipe("solve", a, b, assume_a=op.assume_a, lower=int(op.lower), b_ndim=op.b_ndim)
+    a, b = solve_operands(g, node, a, b, op.b_ndim, "solve", assume_a=op.assume_a)
+    return factorization(g, "solve", a, b, assume_a=op.assume_a, lower=int(op.lower), b_ndim=op.b_ndim)
 
 
 @batch_capable(CholeskySolve)
 @onnx_funcify.register(CholeskySolve)
 def _cholesky_solve(op, node, g, c, b):
-    c, b = solve_operands(g, node, c, b, op.b_ndim)
-    return g.recipe("cholesky_solve", c, b, lower=int(op.lower), b_ndim=op.b_ndim)
+    c, b = solve_operands(g, node, c, b, op.b_ndim, "cholesky_solve")
+    return factorization(g, "cholesky_solve", c, b, lower=int(op.lower), b_ndim=op.b_ndim)
 
 
 @batch_capable(LUFactor)
 @onnx_funcify.register(LUFactor)
 def _lu_factor(op, node, g, a):
-    a = square(g, a, node, output_dtype(node))
-    packed, pivots, _, singular = g.recipe("lu_factor", a)
+    a = square(g, a, node, output_dtype(node), "lu_factor")
+    packed, pivots, _, singular = factorization(g, "lu_factor", a)
     # getrf's info > 0 (an exactly zero pivot): PyTensor returns NaN factors.
     return nan_where(g, singular, packed, core_rank=2), g.cast(pivots, output_dtype(node, 1))
 
@@ -143,7 +153,7 @@ def nan_where(g, flag, x, core_rank: int):
 @batch_capable(PivotToPermutations)
 @onnx_funcify.register(PivotToPermutations)
 def _pivot_to_permutations(op, node, g, pivots):
-    return g.recipe("pivot_to_permutation", pivots, inverse=int(op.inverse))
+    return factorization(g, "pivot_to_permutation", g.cast(pivots, "int64"), inverse=int(op.inverse))
 
 
 @batch_capable(LU)
@@ -152,8 +162,8 @@ def _lu(op, node, g, a):
     """scipy.linalg.lu: ``a = P @ L @ U`` (``p_indices``: ``a = L[p] @ U``;
     ``permute_l``: ``(P @ L, U)``)."""
     dtype = output_dtype(node, len(node.outputs) - 1)
-    a = square(g, a, node, dtype)
-    packed, _, perm, _ = g.recipe("lu_factor", a)
+    a = square(g, a, node, dtype, "lu_factor")
+    packed, _, perm, _ = factorization(g, "lu_factor", a)
     n = _dim(g, a, -1)
     n_value = int64_const(g, n) if isinstance(n, int) else g.op("Squeeze", n, axes=[0])
     index = g.op("Range", int64_const(g, 0), n_value, int64_const(g, 1))
@@ -263,8 +273,9 @@ BlockDiagonal = linalg_op_class("BlockDiagonal")
 
 def _eigh_operands(g, node, a, b):
     dtype = output_dtype(node)
-    operands = [square(g, a, node, dtype)]
-    if b is not None and hasattr(b, "rank"):
+    generalized = b is not None and hasattr(b, "rank")
+    operands = [square(g, a, node, dtype, None if generalized else "eigh")]
+    if generalized:
         operands.append(square(g, b, node, dtype))
     return operands
 
@@ -272,7 +283,9 @@ def _eigh_operands(g, node, a, b):
 @batch_capable(Eigvalsh)
 @onnx_funcify.register(Eigvalsh)
 def _eigvalsh(op, node, g, a, b=None):
-    w, _ = g.recipe("eigh", *_eigh_operands(g, node, a, b), lower=int(op.lower))
+    w, _ = factorization(
+        g, "eigh", *_eigh_operands(g, node, a, b), lower=int(op.lower), kernel_attrs={"driver": eigh_driver(op)}
+    )
     return w
 
 
@@ -287,7 +300,7 @@ if EigvalshGrad is not None:
 
         dtype = output_dtype(node)
         a, b, gw = (g.cast(t, dtype) for t in (a, b, gw))
-        w, v = g.recipe("eigh", a, b, lower=int(op.lower))
+        w, v = factorization(g, "eigh", a, b, lower=int(op.lower))
         v_t = _transpose(g, v)
         g_a = g.op("MatMul", g.op("Mul", v, g.op("Unsqueeze", gw, axes=[0])), v_t)
         g_b = g.op("Neg", g.op("MatMul", g.op("Mul", v, g.op("Unsqueeze", g.op("Mul", gw, w), axes=[0])), v_t))

@@ -699,20 +699,72 @@ void infer_loop(Node& node) {
   }
 }
 
+namespace {
+
+// The first dims of `shape` (all but its last `core` ones), or unknown.
+Shape leading_dims(const Shape& shape, size_t core) {
+  if (!shape || shape->size() < core) return std::nullopt;
+  return std::vector<Dim>(shape->begin(), shape->end() - static_cast<long>(core));
+}
+
+Shape with_core(const Shape& batch, const Shape& shape, size_t core) {
+  if (!batch || !shape || shape->size() < core) return std::nullopt;
+  std::vector<Dim> dims = *batch;
+  dims.insert(dims.end(), shape->end() - static_cast<long>(core), shape->end());
+  return dims;
+}
+
+// The linear-algebra kernels (src/kernels/linalg_kernel.h): the shapes their
+// recipes give. False for another kernel.
+bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
+  std::vector<Shape> shapes;
+  const Shape& a = node.inputs.at(0)->shape;
+  if (kernel == "Cholesky" || kernel == "PivotToPermutations") {
+    shapes = {a};
+  } else if (kernel == "SolveTriangular" || kernel == "CholeskySolve" || kernel == "Solve") {
+    const size_t b_core = static_cast<size_t>(node.attrs.get_int("b_ndim", 1));
+    const Shape& b = node.inputs.at(1)->shape;
+    shapes = {with_core(broadcast_shapes(leading_dims(a, 2), leading_dims(b, b_core)), b, b_core)};
+  } else if (kernel == "LUFactor") {
+    shapes = {a, leading_dims(a, 1), leading_dims(a, 1), leading_dims(a, 2)};
+  } else if (kernel == "MatrixInverse") {
+    shapes = {a, leading_dims(a, 2)};
+  } else if (kernel == "Det") {
+    shapes = {leading_dims(a, 2)};
+  } else if (kernel == "SLogDet") {
+    shapes = {leading_dims(a, 2), leading_dims(a, 2)};
+  } else if (kernel == "Eigh") {
+    shapes = {leading_dims(a, 1), a};
+  } else {
+    return false;
+  }
+  // The outputs that are not matrices of the kernel's dtype: flags and LU's pivots.
+  const bool lu = kernel == "LUFactor";
+  for (size_t i = 0; i < node.outputs.size() && i < shapes.size(); ++i) {
+    const bool flag = (kernel == "MatrixInverse" && i == 1) || (lu && i == 3);
+    node.outputs[i]->dtype = flag ? DType::Bool : (lu && i > 0) ? DType::Int64 : dtype;
+    node.outputs[i]->shape = shapes[i];
+  }
+  return true;
+}
+
+}  // namespace
+
 bool infer_kernel_node(Node& node) {
   if (node.domain != kKernelDomain) return false;
-  // Every kernel op is element-wise, "<kernel>_<output dtype>".
+  // Every kernel op is "<kernel>_<output dtype>".
   const size_t cut = node.op_type.rfind('_');
-  if (cut != std::string::npos) {
-    const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
-    Shape shape = std::vector<Dim>{};
-    for (Value* input : node.inputs) {
-      if (input) shape = broadcast_shapes(shape, input->shape);
-    }
-    for (Value* out : node.outputs) {
-      out->dtype = dtype;
-      out->shape = shape;
-    }
+  if (cut == std::string::npos) return true;
+  const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
+  if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
+  // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs broadcast.
+  Shape shape = std::vector<Dim>{};
+  for (Value* input : node.inputs) {
+    if (input) shape = broadcast_shapes(shape, input->shape);
+  }
+  for (Value* out : node.outputs) {
+    out->dtype = dtype;
+    out->shape = shape;
   }
   return true;
 }

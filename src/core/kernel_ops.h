@@ -12,9 +12,9 @@ struct Node;
 inline constexpr const char* kKernelDomain = "pytensor_onnx.kernels";
 inline constexpr int kKernelDomainVersion = 1;
 
-// Fills in the outputs' dtypes and shapes of a kernel-library node (every
-// "<kernel>_<dtype>" node, Elemwise or ScalarLoop, gives its dtype, shaped as
-// its inputs broadcast).
+// Fills in the outputs' dtypes and shapes of a kernel-library node: every
+// "<kernel>_<dtype>" node gives its dtype; Elemwise and ScalarLoop are shaped
+// as their inputs broadcast, the linear-algebra kernels as their recipes.
 // Returns false for ops of other domains.
 bool infer_kernel_node(Node& node);
 

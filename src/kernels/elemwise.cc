@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "evaluate.h"
+#include "status.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -55,19 +56,6 @@ ParallelFor pool_of(Ort::KernelContext& ctx) {
     ctx.ParallelFor([](void* user, size_t i) { (*static_cast<const std::function<void(size_t)>*>(user))(i); }, n, 0,
                     const_cast<std::function<void(size_t)>*>(&task));
   };
-}
-
-// Runs `compute`, turning what it throws into the status ONNX Runtime reports.
-template <class F>
-OrtStatusPtr as_status(const char* kernel, F&& compute) {
-  try {
-    compute();
-    return nullptr;
-  } catch (const Ort::Exception& e) {
-    return Ort::GetApi().CreateStatus(e.GetOrtErrorCode(), e.what());
-  } catch (const std::exception& e) {
-    return Ort::GetApi().CreateStatus(ORT_INVALID_ARGUMENT, (std::string(kernel) + ": " + e.what()).c_str());
-  }
 }
 
 }  // namespace

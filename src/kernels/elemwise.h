@@ -15,6 +15,7 @@
 #include "ort_api.h"
 #include "program.h"
 #include "scalar_loop.h"
+#include "status.h"
 
 namespace pytensor_onnx::kernels {
 
@@ -46,14 +47,7 @@ struct KernelOp : Ort::CustomOpBase<KernelOp<Kernel>, Kernel, true> {
       : output_dtype_(output_dtype), name_(std::string(Kernel::kName) + "_" + dtype_name(output_dtype)) {}
 
   OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
-    try {
-      *kernel = std::make_unique<Kernel>(api, info).release();  // ONNX Runtime owns it; KernelDestroy deletes it
-      return nullptr;
-    } catch (const Ort::Exception& e) {
-      return api.CreateStatus(e.GetOrtErrorCode(), (name_ + ": " + e.what()).c_str());
-    } catch (const std::exception& e) {
-      return api.CreateStatus(ORT_INVALID_GRAPH, (name_ + ": " + e.what()).c_str());
-    }
+    return create_kernel(api, name_, kernel, [&] { return std::make_unique<Kernel>(api, info); });
   }
   const char* GetName() const { return name_.c_str(); }
   size_t GetInputTypeCount() const { return 1; }

@@ -8,6 +8,8 @@
 
 #include "dtype.h"
 #include "elemwise.h"
+#include "lapack.h"
+#include "linalg_kernel.h"
 #include "ops.h"
 #include "ort_api.h"
 
@@ -20,10 +22,12 @@ constexpr const char* kDomain = "pytensor_onnx.kernels";
 struct Ops {
   std::vector<std::unique_ptr<KernelOp<ElemwiseKernel>>> elemwise;
   std::vector<std::unique_ptr<KernelOp<ScalarLoopKernel>>> loops;
+  std::vector<std::unique_ptr<LinalgOp>> linalg;
   std::vector<OrtCustomOp*> all() const {
     std::vector<OrtCustomOp*> out;
     for (const auto& op : elemwise) out.push_back(op.get());
     for (const auto& op : loops) out.push_back(op.get());
+    for (const auto& op : linalg) out.push_back(op.get());
     return out;
   }
 };
@@ -34,6 +38,9 @@ const Ops& kernel_ops() {
     for (int d = 0; d < kNumDTypes; ++d) {
       made.elemwise.push_back(std::make_unique<KernelOp<ElemwiseKernel>>(static_cast<DType>(d)));
       made.loops.push_back(std::make_unique<KernelOp<ScalarLoopKernel>>(static_cast<DType>(d)));
+    }
+    for (LinalgKind kind : kLinalgKinds) {
+      for (DType dtype : linalg_kind_dtypes(kind)) made.linalg.push_back(std::make_unique<LinalgOp>(kind, dtype));
     }
     return made;
   }();
@@ -81,6 +88,33 @@ __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL RegisterCustomOps
 // library's API version, for pytensor_onnx to read with ctypes.
 __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_ops() {
   static const std::string text = pytensor_onnx::kernels::describe_ops();
+  return text.c_str();
+}
+
+// The LAPACK routines of the linear-algebra kernels (lapack.h), which
+// pytensor_onnx sets from SciPy before any session runs: 1 when `name` is
+// one the kernels call, else 0.
+__attribute__((visibility("default"))) int pytensor_onnx_kernels_set_lapack(const char* name, void* fn) {
+  return pytensor_onnx::kernels::lapack::set_routine(name, fn) ? 1 : 0;
+}
+
+// The routines still missing, space-separated: the linear-algebra kernels
+// run only when this is empty.
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_missing_lapack() {
+  static thread_local std::string text;
+  text = pytensor_onnx::kernels::lapack::missing_routines();
+  return text.c_str();
+}
+
+// The linear-algebra kernels, space-separated ("Cholesky Solve ...").
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_linalg() {
+  static const std::string text = [] {
+    std::string out;
+    for (auto kind : pytensor_onnx::kernels::kLinalgKinds) {
+      out += (out.empty() ? "" : " ") + std::string(pytensor_onnx::kernels::linalg_kind_name(kind));
+    }
+    return out;
+  }();
   return text.c_str();
 }
 

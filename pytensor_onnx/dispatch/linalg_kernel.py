@@ -1,0 +1,66 @@
+"""Matrix factorizations and solves as nodes of the kernel library, which call
+LAPACK (``src/kernels/linalg_kernel.h``), in place of the core's standard-ONNX
+recipes (``src/core/recipes/linalg*.cc``).
+
+A kernel takes the inputs, attributes and outputs of the recipe of the same
+job, so a rule asks for the job once (``factorization``) and gets the kernel
+node in mode ONNX and the recipe in exported files (or with the kernels off).
+The kernels compute what PyTensor's own backends compute, with the same
+LAPACK: a recipe is a chain of n dependent column steps, and ONNX Runtime pays
+for each.
+"""
+
+from __future__ import annotations
+
+from pytensor_onnx import kernels
+from pytensor_onnx.dispatch.basic import kernels_enabled
+
+#: The core's recipes the kernels replace, by kernel name.
+_KERNELS = {
+    "cholesky": "Cholesky",
+    "solve_triangular": "SolveTriangular",
+    "cholesky_solve": "CholeskySolve",
+    "solve": "Solve",
+    "lu_factor": "LUFactor",
+    "pivot_to_permutation": "PivotToPermutations",
+    "matrix_inverse": "MatrixInverse",
+    "det": "Det",
+    "slogdet": "SLogDet",
+    "eigh": "Eigh",
+}
+_OUTPUTS = {"LUFactor": 4, "MatrixInverse": 2, "SLogDet": 2, "Eigh": 2}
+#: The operand dtypes of kernels that do not take float32 and float64 matrices.
+_DTYPES = {"PivotToPermutations": ("int64",)}
+#: Solve's matrix structures the kernel factors (getrf, sytrf, potrf); the
+#: tridiagonal and banded ones stay recipes.
+_SOLVE_STRUCTURES = {"gen", "sym", "her", "pos"}
+
+
+def has_kernel(recipe: str, dtype: str, n_inputs: int = 1, **attrs) -> bool:
+    """Whether ``factorization`` gives ``recipe`` on ``dtype`` operands to a kernel.
+    A kernel checks its operands' shapes itself (square matrices, matching
+    rows, batch dims that broadcast) and fails the run naming them, so a rule
+    adds no run-time shape checks of its own in front of one."""
+    kernel = _KERNELS.get(recipe)
+    if kernel is None or not kernels_enabled() or kernel not in kernels.linalg_ops():
+        return False
+    if dtype not in _DTYPES.get(kernel, ("float32", "float64")):
+        return False
+    if recipe == "solve" and attrs.get("assume_a", "gen") not in _SOLVE_STRUCTURES:
+        return False
+    return not (recipe == "eigh" and n_inputs != 1)  # the generalized problem (sygvd) has no kernel
+
+
+def factorization(g, recipe: str, *inputs, kernel_attrs=None, **attrs):
+    """The outputs of ``g.recipe(recipe, *inputs, **attrs)``: one LAPACK kernel
+    node when mode ONNX may use the kernels and one does the job, else the
+    recipe. ``kernel_attrs`` are the kernel's own (Eigh's LAPACK driver)."""
+    dtype = inputs[0].dtype
+    if any(v.dtype != dtype for v in inputs) or not has_kernel(recipe, dtype, len(inputs), **attrs):
+        return g.recipe(recipe, *inputs, **attrs)
+    g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
+    kernel = _KERNELS[recipe]
+    return g.op(
+        f"{kernel}_{dtype}", *inputs, domain=kernels.DOMAIN, outputs=_OUTPUTS.get(kernel, 1), **attrs,
+        **(kernel_attrs or {}),
+    )

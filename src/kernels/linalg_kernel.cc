@@ -1,0 +1,258 @@
+#include "linalg_kernel.h"
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "status.h"
+
+namespace pytensor_onnx::kernels {
+namespace {
+
+struct Arity {
+  size_t inputs, outputs;
+};
+
+Arity arity_of(LinalgKind kind) {
+  switch (kind) {
+    case LinalgKind::SolveTriangular:
+    case LinalgKind::CholeskySolve:
+    case LinalgKind::Solve:
+      return {2, 1};
+    case LinalgKind::MatrixInverse:
+    case LinalgKind::SLogDet:
+    case LinalgKind::Eigh:
+      return {1, 2};
+    case LinalgKind::LUFactor:
+      return {1, 4};
+    case LinalgKind::Cholesky:
+    case LinalgKind::PivotToPermutations:
+    case LinalgKind::Det:
+      return {1, 1};
+  }
+  return {1, 1};
+}
+
+// An attribute of the node, or `fallback` when it has none.
+int64_t int_attribute(const Ort::ConstKernelInfo& info, const char* name, int64_t fallback) {
+  try {
+    return info.GetAttribute<int64_t>(name);
+  } catch (const Ort::Exception&) {
+    return fallback;
+  }
+}
+
+// A LAPACK size: a dim that fits its 32-bit int.
+int lapack_int(int64_t dim) {
+  if (dim < 0 || dim > INT_MAX) throw std::invalid_argument("a matrix dim of " + std::to_string(dim) + " is too large for LAPACK");
+  return static_cast<int>(dim);
+}
+
+std::vector<int64_t> shape_of(const Ort::ConstValue& value) { return value.GetTensorTypeAndShapeInfo().GetShape(); }
+
+// n of the stack of square matrices `shape` (..., n, n).
+int square_size(const std::vector<int64_t>& shape) {
+  if (shape.size() < 2 || shape[shape.size() - 1] != shape[shape.size() - 2]) {
+    std::string text;
+    for (int64_t d : shape) text += (text.empty() ? "" : ", ") + std::to_string(d);
+    throw std::invalid_argument("expected (stacks of) square matrices, got shape (" + text + ")");
+  }
+  return lapack_int(shape.back());
+}
+
+std::vector<int64_t> concat(std::vector<int64_t> head, const std::vector<int64_t>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+int64_t count(const std::vector<int64_t>& batch) {
+  int64_t total = 1;
+  for (int64_t d : batch) total *= d;
+  return total;
+}
+
+}  // namespace
+
+const char* linalg_kind_name(LinalgKind kind) {
+  switch (kind) {
+    case LinalgKind::Cholesky: return "Cholesky";
+    case LinalgKind::SolveTriangular: return "SolveTriangular";
+    case LinalgKind::CholeskySolve: return "CholeskySolve";
+    case LinalgKind::Solve: return "Solve";
+    case LinalgKind::LUFactor: return "LUFactor";
+    case LinalgKind::PivotToPermutations: return "PivotToPermutations";
+    case LinalgKind::MatrixInverse: return "MatrixInverse";
+    case LinalgKind::Det: return "Det";
+    case LinalgKind::SLogDet: return "SLogDet";
+    case LinalgKind::Eigh: return "Eigh";
+  }
+  return "?";
+}
+
+std::vector<DType> linalg_kind_dtypes(LinalgKind kind) {
+  if (kind == LinalgKind::PivotToPermutations) return {DType::Int64};
+  return {DType::Float32, DType::Float64};
+}
+
+LinalgKernel::LinalgKernel(LinalgKind kind, const OrtKernelInfo* info) : kind_(kind) {
+  Ort::ConstKernelInfo kernel_info(info);
+  lower_ = int_attribute(kernel_info, "lower", 0) != 0;
+  trans_ = int_attribute(kernel_info, "trans", 0) != 0;
+  unit_diagonal_ = int_attribute(kernel_info, "unit_diagonal", 0) != 0;
+  inverse_ = int_attribute(kernel_info, "inverse", 1) != 0;
+  const int64_t b_ndim = int_attribute(kernel_info, "b_ndim", 1);
+  if (b_ndim != 1 && b_ndim != 2) throw std::invalid_argument("b_ndim must be 1 or 2");
+  b_ndim_ = static_cast<size_t>(b_ndim);
+  if (kind == LinalgKind::Solve) assume_ = linalg::assume_from_name(kernel_info.GetAttribute<std::string>("assume_a"));
+  if (kind == LinalgKind::Eigh) driver_ = linalg::eigh_driver_from_name(kernel_info.GetAttribute<std::string>("driver"));
+}
+
+OrtStatusPtr LinalgKernel::ComputeV2(OrtKernelContext* context) {
+  return as_status(linalg_kind_name(kind_), [&] {
+    Ort::KernelContext ctx(context);
+    const auto type = ctx.GetInput(0).GetTensorTypeAndShapeInfo().GetElementType();
+    if (kind_ == LinalgKind::PivotToPermutations) {
+      permutations(ctx);
+    } else if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE) {
+      compute<double>(ctx);
+    } else if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
+      compute<float>(ctx);
+    } else {
+      throw std::invalid_argument("takes float32 or float64 matrices");
+    }
+  });
+}
+
+void LinalgKernel::permutations(Ort::KernelContext& ctx) {
+  const Ort::ConstValue pivots = ctx.GetInput(0);
+  const std::vector<int64_t> shape = shape_of(pivots);
+  if (shape.empty()) throw std::invalid_argument("takes (stacks of) pivot vectors, got a scalar");
+  const int64_t n = shape.back();
+  int64_t* perm = ctx.GetOutput(0, shape).GetTensorMutableData<int64_t>();
+  const int64_t* data = pivots.GetTensorData<int64_t>();
+  const int64_t items = n == 0 ? 0 : count(shape) / n;
+  for (int64_t i = 0; i < items; ++i) linalg::pivots_to_permutation(data + i * n, perm + i * n, n, inverse_);
+}
+
+template <class T>
+void LinalgKernel::solve_stack(Ort::KernelContext& ctx) {
+  const Ort::ConstValue a = ctx.GetInput(0), b = ctx.GetInput(1);
+  const std::vector<int64_t> a_shape = shape_of(a), b_shape = shape_of(b);
+  const int n = square_size(a_shape);
+  if (b_shape.size() < b_ndim_ || b_shape[b_shape.size() - b_ndim_] != n) {
+    throw std::invalid_argument("b's rows must match a's size " + std::to_string(n));
+  }
+  const int k = b_ndim_ == 1 ? 1 : lapack_int(b_shape.back());
+  const linalg::BatchPlan plan = linalg::plan_batch(a_shape, 2, b_shape, b_ndim_);
+  const std::vector<int64_t> core(b_shape.end() - static_cast<long>(b_ndim_), b_shape.end());
+  T* x = ctx.GetOutput(0, concat(plan.batch, core)).GetTensorMutableData<T>();
+  const T* a_data = a.GetTensorData<T>();
+  const T* b_data = b.GetTensorData<T>();
+  const size_t a_size = static_cast<size_t>(n) * n, b_size = static_cast<size_t>(n) * k;
+  linalg::Workspace<T> ws;
+  for (size_t i = 0; i < plan.a_items.size(); ++i) {
+    const T* ai = a_data + static_cast<size_t>(plan.a_items[i]) * a_size;
+    const T* bi = b_data + static_cast<size_t>(plan.b_items[i]) * b_size;
+    T* xi = x + i * b_size;
+    switch (kind_) {
+      case LinalgKind::SolveTriangular:
+        linalg::solve_triangular(ai, bi, xi, n, k, lower_, trans_, unit_diagonal_, ws);
+        break;
+      case LinalgKind::CholeskySolve:
+        linalg::cholesky_solve(ai, bi, xi, n, k, lower_, ws);
+        break;
+      default:
+        linalg::solve(ai, bi, xi, n, k, assume_, lower_, ws);
+        break;
+    }
+  }
+}
+
+template <class T>
+void LinalgKernel::compute(Ort::KernelContext& ctx) {
+  if (arity_of(kind_).inputs == 2) {
+    solve_stack<T>(ctx);
+    return;
+  }
+  const Ort::ConstValue a = ctx.GetInput(0);
+  const std::vector<int64_t> a_shape = shape_of(a);
+  const int n = square_size(a_shape);
+  const linalg::BatchPlan plan = linalg::plan_batch(a_shape, 2);
+  const size_t items = static_cast<size_t>(count(plan.batch));
+  const size_t size = static_cast<size_t>(n) * n;
+  const T* a_data = a.GetTensorData<T>();
+  linalg::Workspace<T> ws;
+  switch (kind_) {
+    case LinalgKind::Cholesky: {
+      T* out = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
+      for (size_t i = 0; i < items; ++i) linalg::cholesky(a_data + i * size, out + i * size, n, lower_);
+      break;
+    }
+    case LinalgKind::LUFactor: {
+      const std::vector<int64_t> vector_shape = concat(plan.batch, {n});
+      T* packed = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
+      int64_t* pivots = ctx.GetOutput(1, vector_shape).GetTensorMutableData<int64_t>();
+      int64_t* perm = ctx.GetOutput(2, vector_shape).GetTensorMutableData<int64_t>();
+      bool* singular = ctx.GetOutput(3, plan.batch).GetTensorMutableData<bool>();
+      for (size_t i = 0; i < items; ++i) {
+        singular[i] = linalg::lu_factor(a_data + i * size, packed + i * size, pivots + i * n, perm + i * n, n, ws);
+      }
+      break;
+    }
+    case LinalgKind::MatrixInverse: {
+      T* out = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
+      bool* singular = ctx.GetOutput(1, plan.batch).GetTensorMutableData<bool>();
+      for (size_t i = 0; i < items; ++i) singular[i] = linalg::inverse(a_data + i * size, out + i * size, n, ws);
+      break;
+    }
+    case LinalgKind::Det:
+    case LinalgKind::SLogDet: {
+      const bool det = kind_ == LinalgKind::Det;
+      T* first = ctx.GetOutput(0, plan.batch).GetTensorMutableData<T>();
+      T* log_abs = det ? nullptr : ctx.GetOutput(1, plan.batch).GetTensorMutableData<T>();
+      for (size_t i = 0; i < items; ++i) {
+        T sign{}, log_value{};
+        linalg::slogdet(a_data + i * size, n, &sign, &log_value, ws);
+        // numpy.linalg.det is sign * exp(log|det|), from the same factorization.
+        first[i] = det ? sign * std::exp(log_value) : sign;
+        if (!det) log_abs[i] = log_value;
+      }
+      break;
+    }
+    case LinalgKind::Eigh: {
+      T* w = ctx.GetOutput(0, concat(plan.batch, {n})).GetTensorMutableData<T>();
+      T* v = ctx.GetOutput(1, a_shape).GetTensorMutableData<T>();
+      for (size_t i = 0; i < items; ++i) linalg::eigh(a_data + i * size, w + i * n, v + i * size, n, lower_, driver_, ws);
+      break;
+    }
+    default:
+      throw std::logic_error("not a one-matrix kernel");
+  }
+}
+
+LinalgOp::LinalgOp(LinalgKind kind, DType dtype)
+    : kind_(kind), dtype_(dtype), name_(std::string(linalg_kind_name(kind)) + "_" + dtype_name(dtype)) {}
+
+OrtStatusPtr LinalgOp::CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
+  return create_kernel(api, name_, kernel, [&] { return std::make_unique<LinalgKernel>(kind_, info); });
+}
+
+size_t LinalgOp::GetInputTypeCount() const { return arity_of(kind_).inputs; }
+
+ONNXTensorElementDataType LinalgOp::GetInputType(size_t) const {
+  return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
+}
+
+size_t LinalgOp::GetOutputTypeCount() const { return arity_of(kind_).outputs; }
+
+ONNXTensorElementDataType LinalgOp::GetOutputType(size_t index) const {
+  if (kind_ == LinalgKind::MatrixInverse && index == 1) return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+  if (kind_ == LinalgKind::LUFactor && index > 0) {
+    return index == 3 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL : ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+  }
+  return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
+}
+
+}  // namespace pytensor_onnx::kernels

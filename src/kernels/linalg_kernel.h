@@ -1,0 +1,77 @@
+// The linear-algebra kernels as ONNX Runtime custom ops, one op per kernel
+// and dtype ("Cholesky_float64", "Solve_float32", ...), each with the inputs,
+// outputs and attributes of the core's recipe of the same job
+// (src/core/recipes/linalg.cc): a rule picks one or the other, nothing else
+// changes. Leading dims are batch dims, broadcast between two operands.
+//   Cholesky(a; lower)                           factor, NaN where potrf fails
+//   SolveTriangular(a, b; lower, trans, unit_diagonal, b_ndim)
+//   CholeskySolve(c, b; lower, b_ndim)
+//   Solve(a, b; assume_a, lower, b_ndim)          gen, sym/her, pos
+//   LUFactor(a) -> (packed, pivots, perm, singular)   int64 pivots and perm
+//   PivotToPermutations(pivots; inverse)           int64 only
+//   MatrixInverse(a) -> (inverse, singular)       singular: bool, batch dims
+//   Det(a), SLogDet(a) -> (sign, log|det|)
+//   Eigh(a; lower, driver) -> (w, v)             driver evr (syevr) or evd (syevd)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+#include "linalg.h"
+#include "ort_api.h"
+
+namespace pytensor_onnx::kernels {
+
+enum class LinalgKind {
+  Cholesky, SolveTriangular, CholeskySolve, Solve, LUFactor, PivotToPermutations, MatrixInverse, Det, SLogDet, Eigh
+};
+inline constexpr LinalgKind kLinalgKinds[] = {
+    LinalgKind::Cholesky,      LinalgKind::SolveTriangular,     LinalgKind::CholeskySolve, LinalgKind::Solve,
+    LinalgKind::LUFactor,      LinalgKind::PivotToPermutations, LinalgKind::MatrixInverse, LinalgKind::Det,
+    LinalgKind::SLogDet,       LinalgKind::Eigh};
+
+// The dtypes of a kernel's ops: float32 and float64, int64 for the permutations.
+std::vector<DType> linalg_kind_dtypes(LinalgKind kind);
+
+const char* linalg_kind_name(LinalgKind kind);
+
+class LinalgKernel {
+ public:
+  LinalgKernel(LinalgKind kind, const OrtKernelInfo* info);
+  OrtStatusPtr ComputeV2(OrtKernelContext* context);
+
+ private:
+  template <class T>
+  void compute(Ort::KernelContext& ctx);
+  template <class T>
+  void solve_stack(Ort::KernelContext& ctx);
+  void permutations(Ort::KernelContext& ctx);
+
+  LinalgKind kind_;
+  bool lower_ = false;
+  bool trans_ = false;
+  bool unit_diagonal_ = false;
+  bool inverse_ = true;
+  size_t b_ndim_ = 1;
+  linalg::Assume assume_ = linalg::Assume::General;
+  linalg::EighDriver driver_ = linalg::EighDriver::Evr;
+};
+
+struct LinalgOp : Ort::CustomOpBase<LinalgOp, LinalgKernel, true> {
+  LinalgOp(LinalgKind kind, DType dtype);
+
+  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const;
+  const char* GetName() const { return name_.c_str(); }
+  size_t GetInputTypeCount() const;
+  ONNXTensorElementDataType GetInputType(size_t) const;
+  size_t GetOutputTypeCount() const;
+  ONNXTensorElementDataType GetOutputType(size_t index) const;
+
+ private:
+  LinalgKind kind_;
+  DType dtype_;
+  std::string name_;
+};
+
+}  // namespace pytensor_onnx::kernels

@@ -1,0 +1,171 @@
+"""The kernel library's linear algebra (src/kernels/linalg*.{h,cc}): mode ONNX
+factors matrices with LAPACK, SciPy's, as PyTensor's own backends do.
+
+The linear-algebra test modules (test_slinalg.py, test_nlinalg.py,
+test_linalg_spectral.py, test_linalg_grad.py) run every op in mode ONNX, so
+on these kernels, and in the exported (portable) model, against PyTensor's
+``py`` linker. Here: that the kernels are the ones used, that their float64
+results equal PyTensor's default mode (the same LAPACK routines: eigenvector
+signs included), batch broadcasting, and what happens without LAPACK.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+import pytensor_onnx
+from pytensor_onnx import compat, kernels
+from pytensor_onnx.testing import compare_onnx_and_py
+
+from linalg_cases import general, lower_triangular, spd
+
+SLogDet = compat.linalg_op_class("SLogDet")
+
+
+def kernel_types(fn):
+    return sorted(n.op_type for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN)
+
+
+def _graphs():
+    """(name, inputs, outputs, values, kernel op types) of each kernel, on float64."""
+    rng = np.random.default_rng(42)
+    n, k = 7, 3
+    a, b, c, v = pt.matrix("a"), pt.matrix("b"), pt.matrix("c"), pt.vector("v")
+    s, lo, g = spd(rng, n), lower_triangular(rng, n), general(rng, n)
+    rhs, vec = rng.normal(size=(n, k)), rng.normal(size=n)
+    chol = pt.linalg.cholesky(a)
+    yield "cholesky", [a], [chol, pt.linalg.cholesky(a, lower=False)], [s], ["Cholesky_float64"] * 2
+    yield ("solve_triangular", [a, b, v],
+           [pt.linalg.solve_triangular(a, b, lower=True), pt.linalg.solve_triangular(a.T, v, lower=False),
+            pt.linalg.solve_triangular(a, v, lower=True, unit_diagonal=True)],
+           [lo, rhs, vec], ["SolveTriangular_float64"] * 3)
+    yield ("cho_solve", [a, b, v],
+           [pt.linalg.cho_solve((a, True), b), pt.linalg.cho_solve((a.T, False), v)],
+           [np.linalg.cholesky(s), rhs, vec], ["CholeskySolve_float64"] * 2)
+    for assume_a in ("gen", "sym", "pos"):
+        # One solve per matrix: PyTensor splits solves that share one into
+        # its factorization (LUFactor, Cholesky) and triangular solves.
+        # PyTensor 3 gives a positive definite solve to Cholesky and cho_solve (2.38 does not).
+        matrix = g if assume_a == "gen" else s
+        expected = [["Solve_float64"] * 2]
+        if assume_a == "pos":
+            expected.append(["Cholesky_float64", "CholeskySolve_float64"] * 2)
+        yield (f"solve-{assume_a}", [a, b, c, v],
+               [pt.linalg.solve(a, b, assume_a=assume_a), pt.linalg.solve(c, v, assume_a=assume_a, lower=True)],
+               [matrix, rhs, matrix[::-1, ::-1].copy(), vec], expected)
+    yield ("solves-sharing-a-matrix", [a, b, v], [pt.linalg.solve(a, b), pt.linalg.solve(a, v)], [g, rhs, vec],
+           ["LUFactor_float64", "PivotToPermutations_int64", *["SolveTriangular_float64"] * 4])
+    yield ("lu_factor", [a], list(pt.linalg.lu_factor(a)), [g], ["LUFactor_float64"])
+    yield "lu", [a], list(pt.linalg.lu(a)), [g], ["LUFactor_float64"]
+    yield "inverse", [a], [pt.linalg.inv(a)], [g], ["MatrixInverse_float64"]
+    yield "det", [a], [pt.linalg.det(a)], [g], ["Det_float64"]
+    yield "slogdet", [a], list(SLogDet()(a)), [g], ["SLogDet_float64"]
+    yield "eigh", [a], list(pt.linalg.eigh(a)), [s], ["Eigh_float64"]
+
+
+@pytest.mark.parametrize(
+    "name, inputs, outputs, values, expected", [pytest.param(*case, id=case[0]) for case in _graphs()]
+)
+def test_each_kernel_is_used_and_equals_pytensors_default_mode(name, inputs, outputs, values, expected):
+    # The portable recipe's eigenvectors may have other signs (test_linalg_spectral.py).
+    fn, results = compare_onnx_and_py(inputs, outputs, values, rtol=1e-12, atol=1e-15, check_export=name != "eigh")
+    alternatives = expected if isinstance(expected[0], list) else [expected]
+    assert kernel_types(fn) in [sorted(kinds) for kinds in alternatives]
+    assert "Loop" not in {n.op_type for n in fn.maker.linker.onnx_model.graph.node}
+    # The same LAPACK routines on the same column-major data as PyTensor's
+    # default mode (Numba on PyTensor 3, C on 2.38): its results, eigenvector
+    # signs included.
+    default = pytensor.function(inputs, outputs, mode=pytensor.compile.mode.get_default_mode(), on_unused_input="ignore")
+    for got, want in zip(results, default(*values), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    # Exports stay portable: the recipes.
+    exported = pytensor_onnx.export_onnx(inputs, outputs)
+    assert all(n.domain != kernels.DOMAIN for n in exported.graph.node)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_dims_broadcast_between_the_matrix_and_the_right_hand_side(dtype, rng):
+    a = pt.tensor("a", dtype=dtype, shape=(None, 1, None, None))
+    b = pt.tensor("b", dtype=dtype, shape=(None, None, None))
+    outputs = [pt.linalg.solve(a, b, b_ndim=2), pt.linalg.solve_triangular(pt.tril(a) + 4 * pt.eye(4), b, lower=True, b_ndim=2)]
+    values = [general(rng, 4, (2, 1), dtype), rng.normal(size=(3, 4, 2)).astype(dtype)]
+    fn, (x, _) = compare_onnx_and_py([a, b], outputs, values, rtol=1e-4 if dtype == "float32" else 1e-12)
+    assert {f"SolveTriangular_{dtype}", f"LUFactor_{dtype}"} <= set(kernel_types(fn))
+    assert x.shape == (2, 3, 4, 2)
+
+
+def test_kernels_off_give_the_recipes(rng):
+    a = pt.matrix("a")
+    out = pt.linalg.cholesky(a)
+    off = pytensor.function([a], out, mode=pytensor_onnx.onnx_mode(kernels=False))
+    assert not kernel_types(off) and "Loop" in {n.op_type for n in off.maker.linker.onnx_model.graph.node}
+    value = spd(rng, 5)
+    np.testing.assert_allclose(off(value), np.linalg.cholesky(value), rtol=1e-12)
+
+
+def test_failures_give_pytensors_nan_and_errors():
+    a, v = pt.matrix("a"), pt.vector("v")
+    fn = pytensor.function([a, v], [pt.linalg.cholesky(a), pt.linalg.solve(a, v)], mode="ONNX")
+    assert kernel_types(fn) == ["Cholesky_float64", "Solve_float64"]
+    factor, x = fn(np.ones((3, 3)), np.ones(3))  # singular, not positive definite
+    assert np.isnan(factor).all() and np.isnan(x).all()
+    # Shapes that do not fit fail the run, the kernel naming them.
+    with pytest.raises(RuntimeError, match=r"expected \(stacks of\) square matrices, got shape \(2, 3\)"):
+        fn(np.ones((2, 3)), np.ones(2))
+    with pytest.raises(RuntimeError, match="b's rows must match a's size 3"):
+        fn(np.eye(3), np.ones(2))
+    inverse = pytensor.function([a], pt.linalg.inv(a), mode="ONNX")
+    assert kernel_types(inverse) == ["MatrixInverse_float64"]
+    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
+        inverse(np.ones((3, 3)))  # numpy.linalg.inv raises LinAlgError
+
+
+def test_empty_matrices(rng):
+    a = pt.matrix("a")
+    outputs = [pt.linalg.cholesky(a), pt.linalg.inv(a), pt.linalg.det(a), *SLogDet()(a), pt.linalg.solve(a, a)]
+    fn, results = compare_onnx_and_py([a], outputs, [np.zeros((0, 0))])
+    assert {"Cholesky_float64", "MatrixInverse_float64", "SLogDet_float64", "Solve_float64"} <= set(kernel_types(fn))
+    assert results[2] == 1.0 and results[0].shape == (0, 0)
+
+
+def test_without_lapack_a_kernel_fails_the_run_with_a_clear_error():
+    # A process where nothing set the library's LAPACK routines (a service
+    # that loads it without pytensor_onnx): the run fails, saying what is missing.
+    code = textwrap.dedent(f"""
+        import numpy as np, onnx, onnxruntime as ort
+        from onnx import helper, TensorProto
+        node = helper.make_node("Cholesky_float64", ["a"], ["l"], domain="{kernels.DOMAIN}", lower=1)
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.DOUBLE, [2, 2])],
+                                  [helper.make_tensor_value_info("l", TensorProto.DOUBLE, [2, 2])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                        helper.make_opsetid("{kernels.DOMAIN}", 1)])
+        options = ort.SessionOptions()
+        options.register_custom_ops_library({kernels.library_path()!r})
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        try:
+            session.run(None, {{"a": np.eye(2)}})
+        except Exception as exc:
+            print(exc)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "LAPACK routine dpotrf is not set" in done.stdout
+
+
+def test_concurrent_calls_give_the_single_threaded_results(rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    a = pt.tensor3("a")
+    fn = pytensor.function([a], [pt.linalg.cholesky(a), pt.linalg.det(a), pt.linalg.inv(a)], mode="ONNX")
+    values = [spd(rng, 12, (4,)) for _ in range(8)]
+    expected = [fn(value) for value in values]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda value: fn(value), values))
+    for a_result, b_result in zip(got, expected, strict=True):
+        for x, y in zip(a_result, b_result, strict=True):
+            np.testing.assert_array_equal(x, y)
