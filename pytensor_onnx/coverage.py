@@ -61,7 +61,8 @@ def rule_entries(*, builtin_only: bool = False) -> list[RuleEntry]:
         if isinstance(cls, type) and issubclass(cls, Op)
     ]
     if builtin_only:
-        entries = [e for e in entries if e.builtin]
+        # PyMC's Ops have a table of their own (PYMC_OPS): their rules register only once PyMC is imported.
+        entries = [e for e in entries if e.builtin and not e.op_module.startswith("pymc.")]
     return sorted(entries, key=lambda e: (e.kind != KIND_OP, e.op_module, e.op_name))
 
 
@@ -110,6 +111,69 @@ def coverage_table(*, markdown: bool = False, builtin_only: bool = False) -> str
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class PyMCOps:
+    """Op classes PyMC (5.28 and 6.x) defines itself, and whether and how they convert."""
+
+    names: tuple[str, ...]
+    module: str
+    status: str
+    reason: str
+
+
+CONVERTED = "converted"
+NOT_CONVERTED = "not converted"
+BASE_CLASS = "converted as its PyTensor base class"
+NO_NUMERIC_MEANING = "no numeric meaning"
+
+#: PyMC's own Ops (tests/python/test_pymc_ops.py checks this against the installed PyMC).
+#: The rules of the converted ones are in ``pytensor_onnx.pymc``, registered once PyMC is imported.
+PYMC_OPS = (
+    PyMCOps(("I0e", "I1e"), "pymc.distributions.dist_math", CONVERTED,
+            "SciPy's i0e/i1e (Rice, VonMises): the recipes of PyTensor's Ive"),
+    PyMCOps(("SplineWrapper",), "pymc.distributions.dist_math", CONVERTED,
+            "the SciPy spline (Interpolated) as a piecewise polynomial; a spline with ext='raise' is refused"),
+    PyMCOps(("BatchedDiag",), "pymc.math", CONVERTED, "rows onto diagonals"),
+    PyMCOps(("LogDet",), "pymc.math", CONVERTED, "PyMC 5 only: the sum of the logs of the singular values"),
+    PyMCOps(("PosDefMatrix",), "pymc.distributions.multivariate", CONVERTED,
+            "PyMC 5 only (Wishart): whether SciPy's Cholesky of the upper triangle succeeds; "
+            "a NaN entry gives False where SciPy raises"),
+    PyMCOps(("CheckParameterValue", "TruncationCheck"), "pymc.logprob.utils, pymc.distributions.truncated",
+            BASE_CLASS, "CheckAndRaise; exports rewrite parameter checks to -inf (check_bounds) as PyMC does"),
+    PyMCOps(("InitialPoint",), "pymc.initial_point", BASE_CLASS, "TypeCastingOp"),
+    PyMCOps(("MinibatchOp",), "pymc.data", BASE_CLASS, "OpFromGraph, inlined"),
+    PyMCOps(("Measurable*",), "pymc.logprob", BASE_CLASS,
+            "subclasses of PyTensor Ops with rules (MeasurableElemwise, MeasurableScan, ...)"),
+    PyMCOps(("BetaClippedRV", "MinibatchIndexRV"), "pymc.distributions.continuous, pymc.data", BASE_CLASS,
+            "BetaRV and IntegersRV (draws)"),
+    PyMCOps(("_PolyaGammaLogDistFunc",), "pymc.distributions.continuous", NOT_CONVERTED,
+            "PolyaGamma's logp/logcdf call the optional `polyagamma` package's C code at run time; no "
+            "graph to convert (and no gradient in PyMC either), so PolyaGamma models do not export, "
+            "with gradient=False neither"),
+    PyMCOps(("DifferentialEquation",), "pymc.ode", NOT_CONVERTED,
+            "solves the ODE with SciPy's odeint (LSODA) at run time; no standard-ONNX form"),
+    PyMCOps(("*RV", "SymbolicRandomVariable", "SymbolicMVNormalUsedInternally"), "pymc.distributions", NOT_CONVERTED,
+            "PyMC's own RandomVariable classes (RiceRV, WaldRV, ...) draw samples: they appear in "
+            "export_posterior_predictive graphs only, never in log-densities; the SymbolicRandomVariables "
+            "are OpFromGraphs, inlined where their inner random variables convert"),
+    PyMCOps(("ModelVar", "ModelFreeRV", "ModelObservedRV", "ModelValuedVar", "ModelDeterministic",
+             "ModelPotential", "ModelNamed", "ModelAnchor", "ValuedRV", "PromisedValuedRV",
+             "TransformedValue", "TransformedValueRV", "DiracDelta", "MixtureRV", "MinibatchRandomVariable",
+             "MeasurableXTensorFromTensor"),
+            "pymc.model, pymc.logprob, pymc.variational, pymc.dims", NO_NUMERIC_MEANING,
+            "markers of PyMC's model and log-probability graphs, removed before a function is compiled"),
+)
+
+
+def pymc_markdown() -> str:
+    """The table of PyMC's own Ops (a section of ``docs/ops.md``)."""
+    lines = ["| PyMC Op class | PyMC module | status | how / why |", "|---|---|---|---|"]
+    for entry in PYMC_OPS:
+        names = ", ".join(f"`{name}`" for name in entry.names)
+        lines.append(f"| {names} | `{entry.module}` | {entry.status} | {entry.reason} |")
+    return "\n".join(lines) + "\n"
+
+
 def ops_markdown() -> str:
     """The content of ``docs/ops.md``: the built-in rules as a Markdown page."""
     import pytensor
@@ -134,4 +198,11 @@ def ops_markdown() -> str:
         "[usage.md](usage.md#extending-rules-for-your-own-ops) to add a rule.\n"
         "\n"
         f"{table}"
+        "\n"
+        "## PyMC's own Ops\n"
+        "\n"
+        "The Op classes PyMC 5.28 and 6.x define themselves. The rules of those converted here live in\n"
+        "`pytensor_onnx.pymc` and register as soon as PyMC is imported (before any conversion).\n"
+        "\n"
+        f"{pymc_markdown()}"
     )

@@ -17,6 +17,7 @@ from pytensor.graph.traversal import graph_inputs
 from pytensor_onnx import _core
 from pytensor_onnx.dispatch import fgraph_to_onnx
 from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
+from pytensor_onnx.dispatch.optional import register_optional_rules
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -354,6 +355,7 @@ def export_fgraph(fgraph, shared_values, options: ExportOptions, *, rewrites_inc
     callers such as ``pytensor_onnx.pymc`` whose graphs need their library's
     own rewrites).
     """
+    register_optional_rules()
     if options.optimize:
         _rewrite(fgraph, rewrites_including)
     converted = fgraph_to_onnx(

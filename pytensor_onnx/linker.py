@@ -222,7 +222,9 @@ class ONNXLinker(JITLinker):
         the function does not update into the session as initializers.
         """
         from pytensor_onnx.dispatch import fgraph_to_onnx
+        from pytensor_onnx.dispatch.optional import register_optional_rules
 
+        register_optional_rules()
         converted = fgraph_to_onnx(
             fgraph,
             opset_version=self.opset_version,

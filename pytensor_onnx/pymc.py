@@ -566,3 +566,118 @@ def read_layout(model) -> dict:
         if prop.key == LAYOUT_KEY:
             return json.loads(prop.value)
     raise ValueError(f"the model has no {LAYOUT_KEY!r} metadata; it was not exported by pytensor_onnx.pymc")
+
+
+# --------------------------------------------------------------------------
+# Rules for the Ops PyMC defines itself (registered on import of this module;
+# pytensor_onnx.dispatch.optional imports it before a conversion once PyMC is
+# imported). Each follows the Op's own definition in the installed PyMC.
+# --------------------------------------------------------------------------
+
+from pytensor_onnx.dispatch.basic import onnx_funcify  # noqa: E402
+from pytensor_onnx.dispatch.scalar import float_recipe  # noqa: E402
+from pytensor_onnx.dispatch.shape import int64_const  # noqa: E402
+
+
+def _pymc_op(module: str, name: str):
+    """PyMC's Op class ``module.name``, or None where this PyMC line does not define it."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:  # pragma: no cover - a module of the other PyMC line
+        return None
+
+
+# dist_math.I0e / I1e: scipy.special.i0e / i1e (Rice, VonMises), the table recipes of PyTensor's Ive.
+onnx_funcify.register(_pymc_op("pymc.distributions.dist_math", "I0e"))(float_recipe("i0e"))
+onnx_funcify.register(_pymc_op("pymc.distributions.dist_math", "I1e"))(float_recipe("i1e"))
+
+
+@onnx_funcify.register(_pymc_op("pymc.math", "BatchedDiag"))
+def _batched_diag(op, node, g, diag):
+    """(b, n) -> (b, n, n): each row on the diagonal of a zero matrix (a Where, so inf stays off the rest)."""
+    n = g.op("Gather", g.op("Shape", diag), int64_const(g, 1), axis=0)
+    index = g.op("Range", int64_const(g, 0), n, int64_const(g, 1))
+    eye = g.op("Equal", g.op("Unsqueeze", index, axes=[1]), g.op("Unsqueeze", index, axes=[0]))
+    zero = g.const(np.zeros((), dtype=node.outputs[0].type.dtype))
+    return g.op("Where", eye, g.op("Unsqueeze", g.cast(diag, zero.dtype), axes=[2]), zero)
+
+
+_LogDet = _pymc_op("pymc.math", "LogDet")  # PyMC 5 only
+if _LogDet is not None:
+
+    @onnx_funcify.register(_LogDet)
+    def _logdet(op, node, g, x):
+        """LogDet.perform: the sum of the logs of the absolute singular values."""
+        dtype = node.outputs[0].type.dtype
+        s = g.recipe("svd", g.cast(x, dtype), full_matrices=0, compute_uv=0, tall=int(_tall(node.inputs[0])))
+        return g.op("ReduceSum", g.op("Log", g.op("Abs", s)), axes=[-1], keepdims=0)
+
+
+def _tall(var) -> bool:
+    rows, cols = var.type.shape[-2:]
+    return rows is not None and cols is not None and rows >= cols
+
+
+_PosDefMatrix = _pymc_op("pymc.distributions.multivariate", "PosDefMatrix")  # PyMC 5 only
+if _PosDefMatrix is not None:
+
+    @onnx_funcify.register(_PosDefMatrix)
+    def _pos_def_matrix(op, node, g, x):
+        """PosDefMatrix.perform: whether ``scipy.linalg.cholesky`` succeeds. It reads the upper
+        triangle and fails on a non-positive pivot: the Cholesky recipe's factor of the upper
+        triangle is NaN exactly there. (SciPy raises ValueError on a NaN or inf entry, which
+        PyMC lets through; here such a matrix is not positive definite: False.)"""
+        dtype = x.dtype if x.dtype in ("float32", "float64") else "float64"
+        factor = g.recipe("cholesky", g.cast(x, dtype), lower=0)
+        bad = g.op("Or", g.op("IsNaN", factor), g.op("IsInf", factor))
+        n_bad = g.op("ReduceSum", g.cast(bad, "int64"), axes=[0, 1], keepdims=0)
+        return g.op("Equal", n_bad, int64_const(g, 0))
+
+
+@onnx_funcify.register(_pymc_op("pymc.distributions.dist_math", "SplineWrapper"))
+def _spline_wrapper(op, node, g, x):
+    """SplineWrapper.perform: ``op.spline(x)``, a SciPy (FITPACK) spline, as a piecewise polynomial.
+
+    Each interval between the spline's distinct knots holds one polynomial of
+    degree k; its Taylor coefficients at the interval's left end are the
+    spline's derivatives there (``scipy.interpolate.splev``, which takes the
+    interval to the right of a knot). The run-time evaluation finds the
+    interval (``searchsorted``), and runs Horner's scheme. Outside the knots the
+    spline's ``ext`` applies: 0 extrapolates the end polynomials, 1 gives zeros,
+    3 the boundary value; 2 (raise) is refused at conversion.
+    """
+    from math import factorial
+
+    from scipy.interpolate import splev
+
+    spline = op.spline
+    t, _, k = tck = spline._eval_args
+    ext = int(getattr(spline, "ext", 0))
+    if ext == 2:
+        raise NotImplementedError(
+            "SplineWrapper of a spline with ext='raise' (an error outside the knots) has no ONNX form; "
+            "build the spline with ext='extrapolate', 'zeros' or 'const'"
+        )
+    breaks = np.unique(np.asarray(t[k: len(t) - k], dtype=np.float64))
+    starts = breaks[:-1] if len(breaks) > 1 else breaks
+    coefficients = np.stack([np.asarray(splev(starts, tck, der=j)) / factorial(j) for j in range(k + 1)])
+    out_dtype = node.outputs[0].type.dtype
+    xf = g.cast(x, "float64")
+    evaluated = xf if ext != 3 else g.op("Clip", xf, g.const(breaks[:1].reshape(())), g.const(breaks[-1:].reshape(())))
+    if len(starts) > 1:
+        interval = g.recipe("searchsorted", g.const(starts[1:]), evaluated, right=1)
+        if isinstance(interval, list | tuple):
+            (interval,) = interval
+    else:
+        interval = g.op("Mul", g.cast(evaluated, "int64"), int64_const(g, 0))
+    dx = g.op("Sub", evaluated, g.op("Gather", g.const(starts), interval, axis=0))
+    value = g.op("Gather", g.const(coefficients[k]), interval, axis=0)
+    for j in range(k - 1, -1, -1):
+        value = g.op("Add", g.op("Mul", value, dx), g.op("Gather", g.const(coefficients[j]), interval, axis=0))
+    if ext == 1:
+        outside = g.op("Or", g.op("Less", xf, g.const(breaks[:1].reshape(()))),
+                       g.op("Greater", xf, g.const(breaks[-1:].reshape(()))))
+        value = g.op("Where", outside, g.const(np.zeros((), dtype=np.float64)), value)
+    return g.cast(value, out_dtype)
