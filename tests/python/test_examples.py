@@ -3,6 +3,8 @@
 import importlib.util
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -83,35 +85,57 @@ def test_example_weights_are_deterministic(example):
 
 
 def fenced_blocks(language, page="usage.md"):
-    text = (REPO / "docs" / page).read_text()
+    text = (REPO / "docs" / page).read_text()  # (an absolute page path stays as it is)
     return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
-def run_blocks(page, tmp_path, monkeypatch) -> dict:
-    """Run the page's Python blocks in order in one namespace (in tmp_path); return the namespace."""
-    blocks = fenced_blocks("python", page)
-    monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": page.replace(".", "_")}
-    for i, block in enumerate(blocks):
-        try:
-            exec(compile(block, f"docs/{page} python block {i}", "exec"), namespace)
-        except Exception as exc:
-            raise AssertionError(f"docs/{page} python block {i} failed:\n{block}") from exc
-    return namespace
+_BLOCK_RUNNER = """
+import json, sys
+blocks, check = json.loads(sys.stdin.read())
+namespace = {"__name__": "__main__"}
+for i, (title, block) in enumerate(blocks):
+    try:
+        exec(compile(block, title, "exec"), namespace)
+    except BaseException:
+        print(f"{title} failed:\\n{block}", file=sys.stderr)
+        raise
+exec(compile(check, "the test's check", "exec"), namespace)
+"""
 
 
-def test_usage_python_blocks_run(tmp_path, monkeypatch):
+def run_blocks(page, tmp_path, check: str = "") -> None:
+    """Run the page's Python blocks in order, in one namespace, in a fresh Python process (in
+    tmp_path), as a reader who copies them into a new script would; then the test's ``check``
+    code in the same namespace. (In the test process pytensor_onnx is already imported, which
+    would hide a page that forgets to import it.)"""
+    blocks = [(f"docs/{page} python block {i}", block) for i, block in enumerate(fenced_blocks("python", page))]
+    result = subprocess.run(
+        [sys.executable, "-c", _BLOCK_RUNNER], input=json.dumps([blocks, check]), cwd=tmp_path,
+        capture_output=True, text=True, timeout=900,
+    )
+    assert result.returncode == 0, f"docs/{page}: the examples failed in a fresh process:\n{result.stderr}"
+
+
+def test_usage_python_blocks_run(tmp_path):
     assert len(fenced_blocks("python")) >= 6
-    run_blocks("usage.md", tmp_path, monkeypatch)
+    run_blocks("usage.md", tmp_path)
     # What the blocks claim to write exists and is valid.
     for name in ("classifier.onnx", "big.onnx", "accumulate.onnx", "softsign.onnx", "ar1.onnx"):
         onnx.checker.check_model(str(tmp_path / name), full_check=True)
     assert (tmp_path / "big.onnx.data").is_file()
 
 
-def test_kernels_python_blocks_run(tmp_path, monkeypatch):
-    namespace = run_blocks("kernels.md", tmp_path, monkeypatch)
-    assert namespace["session"].run(None, {"x": np.zeros(2)})[0] == namespace["f"](np.zeros(2))
+def test_kernels_python_blocks_run(tmp_path):
+    run_blocks("kernels.md", tmp_path, check="assert session.run(None, {'x': np.zeros(2)})[0] == f(np.zeros(2))")
+
+
+def test_page_blocks_run_in_a_fresh_process(tmp_path):
+    """The runner itself: a page that uses mode ONNX without importing pytensor_onnx fails."""
+    page = tmp_path / "page.md"
+    page.write_text("```python\nimport pytensor, pytensor.tensor as pt\n"
+                    "x = pt.vector('x')\nf = pytensor.function([x], x + 1, mode='ONNX')\n```\n")
+    with pytest.raises(AssertionError, match="No predefined mode exist for string: ONNX"):
+        run_blocks(str(page), tmp_path)
 
 
 def test_usage_cli_export_example(tmp_path, capsys):
@@ -130,12 +154,13 @@ def test_usage_cli_export_example(tmp_path, capsys):
 # -- docs/pymc.md -------------------------------------------------------------------
 
 
-def test_pymc_page_blocks_run_and_show_the_real_layout(tmp_path, monkeypatch):
+def test_pymc_page_blocks_run_and_show_the_real_layout(tmp_path):
     pytest.importorskip("pymc")
-    namespace = run_blocks("pymc.md", tmp_path, monkeypatch)
-    assert namespace["idata"].posterior["mu"].shape == (1, 200)
+    run_blocks("pymc.md", tmp_path, check="assert idata.posterior['mu'].shape == (1, 200)")
     for name in ("logp.onnx", "flat.onnx", "det.onnx", "ppc.onnx"):
         onnx.checker.check_model(str(tmp_path / name), full_check=True)
     # The layout the page prints is the one the exporter writes.
+    from pytensor_onnx.pymc import read_layout
+
     (shown,) = fenced_blocks("json", "pymc.md")
-    assert json.loads(shown) == namespace["read_layout"](str(tmp_path / "flat.onnx"))
+    assert json.loads(shown) == read_layout(str(tmp_path / "flat.onnx"))
