@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 try:
     import pymc as pm
@@ -199,6 +199,31 @@ def _metadata(layout: dict) -> dict[str, str]:
     return {LAYOUT_KEY: json.dumps(layout, sort_keys=False), "pymc_version": pm.__version__}
 
 
+def _options(described: dict, *, doc_string: str, default_doc: str, metadata, input_docs, output_docs,
+             default_input_docs=None, default_output_docs=None, **options) -> ExportOptions:
+    """The ExportOptions of a PyMC export: the layout and PyMC version in the metadata (which the
+    user's entries may add to, not replace), the user's docs over the exporter's own, by name."""
+    from pytensor_onnx.export import _check_string_map
+
+    metadata = _check_string_map(metadata, "metadata")
+    ours = _metadata(described)
+    clash = sorted(set(metadata) & set(ours))
+    if clash:
+        raise ValueError(f"metadata: {', '.join(clash)} are written by pytensor_onnx.pymc (the layout); "
+                         "choose other keys")
+    docs = {}
+    for what, given, default in (("input_docs", input_docs, default_input_docs),
+                                 ("output_docs", output_docs, default_output_docs)):
+        if given is not None and not isinstance(given, Mapping):
+            raise TypeError(f"{what} of a PyMC export must be a mapping by input/output name "
+                            f"(the names are in the layout), got {type(given).__name__}")
+        docs[what] = {**(default or {}), **_check_string_map(given, what)}
+    return ExportOptions(
+        doc_string=default_doc if doc_string is None else doc_string,
+        metadata={**ours, **metadata}, **docs, **options,
+    )
+
+
 def _export(model, inputs, outputs, options, describe_terms):
     """Export, turning a conversion failure into an error naming the model variables affected."""
     fgraph, shared_values = _build_fgraph(inputs, outputs)
@@ -286,6 +311,11 @@ def export_logp(
     opset_version: int = ONNX_OPSET_VERSION,
     model_name: str = "pymc_logp",
     external_data: bool | None = None,
+    doc_string: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    input_docs: Mapping[str, str] | None = None,
+    output_docs: Mapping[str, str] | None = None,
+    inline_functions: bool = False,
 ):
     """Export the model's joint log-density and its gradient as one ONNX model.
 
@@ -312,8 +342,12 @@ def export_logp(
         instead of baking their current values into the model.
     float32
         Export the float64 computation in float32 (see ``export_onnx``).
-    opset_version, model_name, external_data
-        As for :func:`pytensor_onnx.export_onnx`.
+    opset_version, model_name, external_data, doc_string, metadata, inline_functions
+        As for :func:`pytensor_onnx.export_onnx` (``metadata`` adds entries to
+        the layout's; ``doc_string`` replaces the exporter's description).
+    input_docs, output_docs
+        Documentation of inputs/outputs by name, over the exporter's own.
+        (Input and output names, and PyMC's rewrites, are fixed by the layout.)
 
     Returns
     -------
@@ -322,6 +356,7 @@ def export_logp(
         metadata (:func:`read_layout`).
     """
     _check_flags(flat=flat, gradient=gradient, jacobian=jacobian, float32=float32)
+    user_input_docs, user_output_docs = input_docs, output_docs
     model = _model(model)
     value_vars = list(model.value_vars)
     if not value_vars:
@@ -379,11 +414,14 @@ def export_logp(
             if gradient:
                 output_docs[_gradient_name(v.name)] = f"gradient of logp with respect to {v.name}"
 
-    options = ExportOptions(
+    options = _options(
+        described, doc_string=doc_string,
+        default_doc=f"log-density{' and gradient' if gradient else ''} of a PyMC model",
+        metadata=metadata, input_docs=user_input_docs, output_docs=user_output_docs,
+        default_input_docs=input_docs, default_output_docs=output_docs,
         filename=filename, opset_version=opset_version, model_name=model_name,
-        doc_string=f"log-density{' and gradient' if gradient else ''} of a PyMC model",
         input_names=input_names, output_names=output_names, external_data=external_data,
-        float32=float32, metadata=_metadata(described), input_docs=input_docs, output_docs=output_docs,
+        float32=float32, inline_functions=inline_functions,
     )
 
     def terms():
@@ -410,6 +448,11 @@ def export_deterministics(
     opset_version: int = ONNX_OPSET_VERSION,
     model_name: str = "pymc_deterministics",
     external_data: bool | None = None,
+    doc_string: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    input_docs: Mapping[str, str] | None = None,
+    output_docs: Mapping[str, str] | None = None,
+    inline_functions: bool = False,
 ):
     """Export the map from unconstrained values to what a trace stores.
 
@@ -417,7 +460,8 @@ def export_deterministics(
     :func:`export_logp`); outputs are the constrained value of each
     transformed free random variable (named after it) and each
     ``pm.Deterministic``, or only those in ``var_names``. (Untransformed
-    variables are their own inputs.)
+    variables are their own inputs.) The other options are those of
+    :func:`export_logp`.
     """
     _check_flags(flat=flat, float32=float32)
     _check_var_names(var_names)
@@ -462,10 +506,11 @@ def export_deterministics(
     }
     if flat:
         described["flat_input"] = FLAT_INPUT
-    options = ExportOptions(
-        filename=filename, opset_version=opset_version, model_name=model_name,
-        doc_string="constrained values and deterministics of a PyMC model", input_names=input_names,
-        output_names=output_names, external_data=external_data, float32=float32, metadata=_metadata(described),
+    options = _options(
+        described, doc_string=doc_string, default_doc="constrained values and deterministics of a PyMC model",
+        metadata=metadata, input_docs=input_docs, output_docs=output_docs,
+        filename=filename, opset_version=opset_version, model_name=model_name, input_names=input_names,
+        output_names=output_names, external_data=external_data, float32=float32, inline_functions=inline_functions,
     )
 
     def terms():
@@ -484,13 +529,19 @@ def export_posterior_predictive(
     opset_version: int = ONNX_OPSET_VERSION,
     model_name: str = "pymc_posterior_predictive",
     external_data: bool | None = None,
+    doc_string: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    input_docs: Mapping[str, str] | None = None,
+    output_docs: Mapping[str, str] | None = None,
+    inline_functions: bool = False,
 ):
     """Export one posterior-predictive draw of the observed variables.
 
     Inputs are the constrained values of the free random variables (one
     posterior draw, as a trace stores them, named after the variables);
     outputs are a draw of each observed variable (or those in ``var_names``)
-    given them. Needs ONNX rules for the random variables involved.
+    given them. Needs ONNX rules for the random variables involved. The other
+    options are those of :func:`export_logp`.
     """
     _check_flags(float32=float32)
     _check_var_names(var_names)
@@ -530,11 +581,13 @@ def export_posterior_predictive(
             for name, v in zip(output_names, observed, strict=True)
         ],
     }
-    options = ExportOptions(
+    options = _options(
+        described, doc_string=doc_string,
+        default_doc="posterior-predictive draw of a PyMC model's observed variables",
+        metadata=metadata, input_docs=input_docs, output_docs=output_docs,
         filename=filename, opset_version=opset_version, model_name=model_name,
-        doc_string="posterior-predictive draw of a PyMC model's observed variables",
         input_names=[rv.name for rv in free], output_names=output_names, external_data=external_data,
-        float32=float32, metadata=_metadata(described),
+        float32=float32, inline_functions=inline_functions,
     )
 
     def terms():

@@ -336,3 +336,56 @@ def test_suite_models_build():
     for name, case in MODELS_BY_NAME.items():
         model = case.build()
         assert model.value_vars, name
+
+
+@pytest.mark.parametrize("exporter", [export_logp, export_deterministics, export_posterior_predictive])
+def test_pymc_exports_take_the_export_onnx_options(exporter, tmp_path):
+    """metadata, input_docs, output_docs, model_name, doc_string and inline_functions, as docs/deploying.md says."""
+    model = small_model()
+    plain = exporter(model)
+    first_input = plain.graph.input[0].name
+    first_output = plain.graph.output[0].name
+    proto = exporter(
+        model, tmp_path / "m.onnx", model_name="served", doc_string="my model", metadata={"author": "me"},
+        input_docs={first_input: "the first input"}, output_docs={first_output: "the first output"},
+        inline_functions=True,
+    )
+    onnx.checker.check_model(proto, full_check=True)
+    props = {p.key: p.value for p in proto.metadata_props}
+    assert props["author"] == "me" and LAYOUT_KEY in props  # added to the layout, not instead of it
+    assert read_layout(tmp_path / "m.onnx") == read_layout(plain)
+    assert proto.graph.name == "served" and proto.doc_string == "my model"
+    assert {i.name: i.doc_string for i in proto.graph.input}[first_input] == "the first input"
+    assert {o.name: o.doc_string for o in proto.graph.output}[first_output] == "the first output"
+    # Documentation the exporter writes itself stays for the names the user left out.
+    assert [i.doc_string for i in proto.graph.input[1:]] == [i.doc_string for i in plain.graph.input[1:]]
+    assert not proto.functions
+    if exporter is not export_posterior_predictive:  # draws: the same seeds give the same draws anyway
+        point = point_of(model)
+        feeds = {i.name: np.asarray(point[i.name]) for i in proto.graph.input}
+        for got, want in zip(session_outputs(proto, feeds).values(), session_outputs(plain, feeds).values()):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_pymc_export_inline_functions():
+    with pm.Model() as model:
+        nu = pm.Gamma("nu", 2.0, 0.5)
+        pm.StudentT("y", nu=nu, observed=np.array([0.3, -1.0]))
+    stored, inlined = export_logp(model), export_logp(model, inline_functions=True)
+    assert stored.functions and not inlined.functions  # gammaln/digamma recipes
+    onnx.checker.check_model(inlined, full_check=True)
+    feeds = {"nu_log__": np.asarray(0.7)}
+    for got, want in zip(session_outputs(inlined, feeds).values(), session_outputs(stored, feeds).values()):
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+def test_pymc_export_options_are_checked():
+    model = small_model()
+    with pytest.raises(ValueError, match="written by pytensor_onnx.pymc"):
+        export_logp(model, metadata={LAYOUT_KEY: "{}"})
+    with pytest.raises(TypeError, match="mapping by input/output name"):
+        export_logp(model, input_docs=["a", "b"])
+    with pytest.raises(ValueError, match="input_docs names nope"):
+        export_logp(model, input_docs={"nope": "?"})
+    with pytest.raises(TypeError, match="inline_functions must be a bool"):
+        export_logp(model, inline_functions="yes")
