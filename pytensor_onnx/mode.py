@@ -4,7 +4,6 @@ from pytensor.compile import optdb
 from pytensor.compile.mode import Mode, predefined_linkers, predefined_modes, register_linker, register_mode
 from pytensor.graph.rewriting.basic import dfs_rewriter
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
-from pytensor.tensor.rewriting.basic import constant_folding
 
 from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC
 from pytensor_onnx import rewriting  # noqa: F401  (registers the "onnx" rewrites)
@@ -34,8 +33,11 @@ EXPENSIVE_REWRITES = (
 #: Rewrites whose result is worse for ONNX: a batched matmul flattened into a
 #: Dot by Reshape(x, (-1, k)). ONNX's MatMul broadcasts batch dims itself, and
 #: that Reshape cannot infer its -1 for an empty x (NumPy and ONNX refuse;
-#: PyTensor's C Reshape reads 0). Same name in PyTensor 2.38 and 3.3.
-UNSUITABLE_REWRITES = ("local_batched_matmul_to_core_matmul_with_reshape",)
+#: PyTensor's C Reshape reads 0). And the folding of an Add's or Mul's
+#: constant inputs in their own dtype, not the node's (float32 0.1 + 0.2 in a
+#: float64 sum, int8 100 * 100 = 16): rewriting.local_onnx_fold_constant_operands
+#: takes its place. Same names in PyTensor 2.38 and 3.3.
+UNSUITABLE_REWRITES = ("local_batched_matmul_to_core_matmul_with_reshape", "constant_fold_branches_of_add_mul")
 
 #: Rewrites the ONNX mode (and export) runs: PyTensor's fast_run set, minus
 #: EXPENSIVE_REWRITES and the ones that introduce C-only, BLAS-only, in-place
@@ -62,11 +64,12 @@ if "onnx_scan_save_mem" not in optdb:
 # an 8,000-step one: 28 s). Here each constant still has its one client and
 # ShapeFeature is not attached yet (ShapeOpt, position 0.1). The same
 # rewrite as canonicalize's, run earlier; canonicalize still folds what later
-# rewrites create.
+# rewrites create. The same walk computes constant operands of a sum or
+# product in its dtype, as PyTensor's canonizers do (rewriting.py).
 if "onnx_fold_constants_early" not in optdb:
     optdb.register(
         "onnx_fold_constants_early",
-        dfs_rewriter(constant_folding, ignore_newtrees=True),
+        rewriting.early_constant_folding,
         "onnx",
         position=-0.005,
     )

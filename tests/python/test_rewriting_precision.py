@@ -1,0 +1,131 @@
+"""Float64 graphs give PyTensor's default-mode results whatever dtypes their
+constants have (pytensor_onnx/rewriting.py, local_onnx_upcast_constant_algebra).
+
+PyTensor's canonizers, left out of the ONNX rewrite set, combine the
+constants of a product or sum in its output dtype; without them constant
+folding computed ``reciprocal(float32 c)`` and the sum of flattened float32 (or
+int8) constants in their own dtype: 1e-8 relative off (issue 25), or int8
+overflow. Each graph is compared with FAST_RUN and with the default mode at
+1e-12 relative: mode ONNX with the kernel library, the portable mode
+(kernels=False), and the exported file.
+"""
+
+import numpy as np
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.compile.mode import get_default_mode
+
+from pytensor_onnx import export_onnx
+from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.testing import check_model
+
+F32 = np.float32
+
+
+def _c(value):
+    return pt.constant(value)
+
+
+# name -> graph of a float64 vector x; each one was 1e-9 to 1e-7 relative
+# off FAST_RUN (or int8-wrapped) before the rewrite.
+GRAPHS = {
+    "reciprocal_of_float32_times_exp": lambda x: pt.reciprocal(_c(F32(1 / 3))) * pt.exp(x),
+    "sum_of_float32_constants": lambda x: x + F32(0.1) + F32(0.2),
+    "product_of_float32_constants": lambda x: x * F32(0.3) * F32(0.7),
+    "product_of_int_and_float32_constants": lambda x: x * 3 * F32(0.1),
+    "product_of_int8_constants_overflowing": lambda x: x * 100 * 100,
+    "division_by_float32_product": lambda x: x / (_c(F32(0.1)) * _c(F32(0.7))),
+    "float32_quotient_times_x": lambda x: x * (_c(F32(0.1)) / _c(F32(0.7))),
+    "int_over_float32_times_x": lambda x: x * (_c(np.int8(3)) / _c(F32(0.7))),
+    "float32_over_int_times_exp": lambda x: pt.exp(x) * (_c(F32(0.1)) / _c(np.int8(3))),
+    "float32_sum_of_product_plus_x": lambda x: x + (_c(F32(0.1)) + _c(F32(0.7)) * _c(F32(0.3))),
+    # (An exponent exact in float32: PyTensor 2.38's FAST_RUN writes an
+    # inlined float32 constant such as 1.3000001 into its C code as a double
+    # literal, 1e-8 off its own unfused result.)
+    "power_with_float32_sum_exponent": lambda x: x ** (_c(F32(0.25)) + F32(1.0)) * F32(0.3) * F32(0.7),
+    "exp_times_reciprocal_of_float32": lambda x: pt.exp(-x) / _c(F32(0.7)) * pt.reciprocal(_c(F32(0.3))),
+}
+
+# Constant operands that FAST_RUN computes in their own dtype, since its
+# canonizer does not enter them (a sum inside a product, a product inside a
+# sum, a reciprocal PyTensor makes a Pow first): the rewrite leaves them as
+# they are. These pass without the rewrite; a rewrite that upcast every
+# constant expression made them 1e-9 to 1e-7 off.
+BOUNDARY = {
+    "division_by_float32_difference": lambda x: x / (_c(F32(0.1)) - _c(F32(0.7))),
+    "float32_reciprocal_plus_x": lambda x: x + 1 / _c(F32(0.1)),
+    "float32_product_plus_x": lambda x: x + _c(F32(0.1)) * _c(F32(0.7)),
+    "float32_sum_times_x": lambda x: x * (_c(F32(0.1)) + _c(F32(0.7))),
+    "reciprocal_of_float32_sum_times_x": lambda x: x * pt.reciprocal(_c(F32(0.1)) + _c(F32(0.7))),
+}
+
+
+def _relative(got, want):
+    return float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-300)))
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS) + sorted(BOUNDARY))
+def test_float64_graph_with_constants_of_other_dtypes_matches_pytensor(name):
+    x = pt.dvector("x")
+    out = {**GRAPHS, **BOUNDARY}[name](x)
+    assert out.dtype == "float64"
+    value = np.array([0.3, 1.7, 2.5, 0.9])
+    want = pytensor.function([x], out, mode="FAST_RUN")(value)
+    np.testing.assert_allclose(pytensor.function([x], out, mode=get_default_mode())(value), want, rtol=0, atol=0)
+    results = {}
+    for label, mode in (("mode ONNX", onnx_mode()), ("portable mode ONNX", onnx_mode(kernels=False))):
+        results[label] = pytensor.function([x], out, mode=mode)(value)
+    model = export_onnx([x], [out])
+    check_model(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    results["exported model"] = session.run(None, {session.get_inputs()[0].name: value})[0]
+    for label, got in results.items():
+        assert got.dtype == want.dtype
+        assert _relative(got, want) <= 1e-12, f"{label}: {got} vs FAST_RUN {want}"
+
+
+def test_int64_product_of_int8_constants_does_not_wrap():
+    # x * 100 * 100 on int64: constant_fold_branches_of_add_mul multiplied
+    # the int8 constants (100 * 100 = 16 in int8).
+    x = pt.lvector("x")
+    out = x * 100 * 100
+    value = np.array([1, -2, 3])
+    for mode in (onnx_mode(), onnx_mode(kernels=False)):
+        np.testing.assert_array_equal(pytensor.function([x], out, mode=mode)(value), value * 10000)
+
+
+def test_gaussian_process_marginal_likelihood_matches_pymc():
+    # Issue 25: logp -23.308063466 in mode ONNX and the export where PyMC's
+    # modes give -23.308062870 (a float32 1/3 in the Gamma(20, 3) prior,
+    # reciprocated in float32).
+    pm = pytest.importorskip("pymc")
+    from pytensor_onnx.pymc import export_logp
+
+    rng = np.random.default_rng(0)
+    X = np.linspace(0, 10, 30)[:, None]
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=30)
+    with pm.Model() as model:
+        ls = pm.Gamma("ls", 2, 1)
+        period = pm.Gamma("period", 20, 3)
+        eta = pm.HalfNormal("eta", 1)
+        cov = eta**2 * pm.gp.cov.ExpQuad(1, ls=ls) + pm.gp.cov.Periodic(1, period=period, ls=ls)
+        gp = pm.gp.Marginal(cov_func=cov)
+        sigma = pm.HalfNormal("sigma", 1)
+        gp.marginal_likelihood("y", X=X, y=y, sigma=sigma)
+    point = model.initial_point()
+    want_logp = model.compile_logp()(point)
+    want_grad = model.compile_dlogp()(point)
+    for mode in (onnx_mode(), onnx_mode(kernels=False)):
+        got_logp = model.compile_logp(mode=mode)(point)
+        got_grad = model.compile_dlogp(mode=mode)(point)
+        assert _relative(got_logp, want_logp) <= 1e-12, (got_logp, want_logp)
+        assert _relative(got_grad, want_grad) <= 1e-12, (got_grad, want_grad)
+
+    exported = export_logp(model)
+    check_model(exported)
+    session = ort.InferenceSession(exported.SerializeToString(), providers=["CPUExecutionProvider"])
+    feed = {i.name: np.asarray(point[i.name]) for i in session.get_inputs()}
+    got = session.run(None, feed)
+    assert _relative(got[0], want_logp) <= 1e-12, (got[0], want_logp)
