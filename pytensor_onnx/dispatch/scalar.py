@@ -19,7 +19,7 @@ import pytensor.scalar.basic as ps
 import pytensor.scalar.math as psm
 
 from pytensor_onnx import compat
-from pytensor_onnx.dispatch.basic import const, onnx_funcify
+from pytensor_onnx.dispatch.basic import const, onnx_dtype, onnx_funcify
 
 
 def out_dtype(node, i=0):
@@ -154,13 +154,10 @@ if compat.Rad2Deg is not None:
 
 
 def _no_complex(op, node):
+    """The NotImplementedError of a complex graph input (onnx_dtype's), for a complex value inside the graph."""
     for var in [*node.inputs, *node.outputs]:
-        dtype = getattr(var.type, "dtype", "")
-        if dtype.startswith("complex"):
-            raise NotImplementedError(
-                f"{type(op).__name__} on {dtype} (node: {node}): ONNX Runtime has no complex tensors, "
-                "so complex-valued ops cannot be converted"
-            )
+        if getattr(var.type, "dtype", "").startswith("complex"):
+            onnx_dtype(var)
 
 
 # The complex ops convert where every value is real (PyTensor's real(),
@@ -464,6 +461,7 @@ def _clip(op, node, g, x, low, high):
 
 @onnx_funcify.register(ps.Cast)
 def _cast(op, node, g, x):
+    _no_complex(op, node)  # pt.cast(x, "complex128"): the error of a complex input
     return g.cast(x, out_dtype(node))
 
 

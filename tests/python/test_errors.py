@@ -49,6 +49,22 @@ def test_unsupported_dtype_is_named():
         export_onnx([z], [z * 2])
 
 
+@pytest.mark.parametrize("make", [
+    lambda x: pt.abs(pt.cast(x, "complex128")),
+    lambda x: pt.real(pt.cast(x, "complex64") * 2),
+    lambda x: pt.abs(pt.complex(x, x)),
+], ids=["cast", "cast-complex64", "complex"])
+def test_complex_values_inside_a_graph_give_the_complex_input_error(make):
+    """One error for complex values, whether an input or made inside the graph (a Cast gave a
+    ValueError from the builder)."""
+    x = pt.vector("x")
+    match = r"has dtype complex(64|128): ONNX Runtime has no complex tensors"
+    with pytest.raises(NotImplementedError, match=match):
+        export_onnx([x], [make(x)])
+    with pytest.raises(NotImplementedError, match=match):
+        pytensor.function([x], make(x), mode="ONNX")
+
+
 def test_unknown_onnx_op_in_a_rule_is_reported():
     class MisspelledRuleOp(UnconvertibleOp):
         pass
