@@ -145,13 +145,18 @@ def _schur(op, node, g, a):
     opposite sign), from a recipe of Householder reduction to Hessenberg form
     and Francis double-shift QR sweeps.
 
-    T and Z are not unique: LAPACK's dhseqr and the recipe take different
-    shifts and deflate in different orders, so the eigenvalues may come out
-    in another order along T's diagonal, and each Schur vector (or pair
-    spanning a block) may differ by sign or rotation. What is determined
-    agrees with SciPy to rounding: A == Z T Z^T, Z^T Z == I, the structure of
-    T and its eigenvalues (as a set). Matrices with a non-finite entry, or
-    whose iteration does not converge, give NaN as PyTensor does.
+    T and Z are not unique. The sweeps follow the strategy of LAPACK's
+    dlahqr (its shifts, deflation test and sweep starts), which SciPy's gees
+    runs for n < 75, so T's diagonal (the order of the eigenvalues and the
+    place of the 2x2 blocks) comes out as SciPy's; T and Z themselves agree
+    with SciPy's in most cases but not all: within a 2x2 block the Schur
+    vectors can differ by a reflection (a plain transcription of dlahqr's
+    documented steps differs from SciPy in the same cases: some detail of
+    LAPACK's implementation is not reproduced), and for n >= 75 LAPACK switches to its
+    multishift QR, whose order differs. What is determined agrees with SciPy
+    to rounding: A == Z T Z^T, Z^T Z == I, the structure of T and its
+    eigenvalues. Matrices with a non-finite entry, or whose iteration does not
+    converge, give NaN as PyTensor does. PyTensor defines no gradient for Schur.
     """
     dtype = output_dtype(node)
     if dtype.startswith("complex") or node.inputs[0].type.dtype.startswith("complex"):

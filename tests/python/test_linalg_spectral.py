@@ -391,6 +391,20 @@ def test_schur_special_matrices(n, rng):
             raise AssertionError(f"{name}: {error}") from error
 
 
+@pytest.mark.parametrize("n", [4, 7, 12])
+def test_schur_eigenvalue_order_is_lapacks(n, rng):
+    # The sweeps follow dlahqr's strategy (shifts, deflation test, where a
+    # sweep starts), which SciPy's gees runs for n < 75: T's diagonal, and so
+    # the order of the eigenvalues and the place of the 2x2 blocks, comes out
+    # as SciPy's. (Within a 2x2 block the Schur vectors may still differ by a
+    # reflection: see the rule's docstring.)
+    x = pt.tensor3("x")
+    value = rng.normal(size=(40, n, n))
+    (t, _), (t0, _) = _run_both([x], schur(x), [value])
+    np.testing.assert_allclose(np.diagonal(t, 0, -2, -1), np.diagonal(t0, 0, -2, -1), rtol=1e-9, atol=1e-11)
+    np.testing.assert_array_equal(np.diagonal(t, -1, -2, -1) != 0, np.diagonal(t0, -1, -2, -1) != 0)
+
+
 @pytest.mark.parametrize("static", [False, True])
 @pytest.mark.parametrize("n", [0, 1, 2])
 def test_schur_small_sizes_match_scipy(n, static, rng):

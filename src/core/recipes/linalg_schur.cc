@@ -3,14 +3,17 @@
 //
 // - Householder reduction to upper Hessenberg form, one Loop over columns.
 // - Francis double-shift QR sweeps (Golub and Van Loan, "Matrix
-//   Computations", 4th ed., Algorithms 7.5.1-7.5.2): each sweep chases the
-//   bulge through the bottom-most unreduced block of size >= 3 of every
-//   matrix with 3-element reflectors, applied to whole rows and columns (so t
-//   and z stay a similarity of a). Every tenth sweep takes the classical
-//   exceptional shift (EISPACK hqr) so that cycles such as permutation
-//   matrices break. A subdiagonal entry is set to 0 once it is below
-//   eps (|t_kk| + |t_k+1,k+1|); a matrix is done when its unreduced blocks
-//   are 1x1 or 2x2.
+//   Computations", 4th ed., Algorithms 7.5.1-7.5.2) with the strategy of
+//   LAPACK's dlahqr as its documentation and LAPACK Working Note 122
+//   describe it: each sweep chases the bulge through the bottom-most
+//   unreduced block of size >= 3 of every matrix with 3-element reflectors,
+//   applied to whole rows and columns (so t and z stay a similarity of a);
+//   shifts from the block's trailing 2x2 (one real shift taken twice when
+//   both are real), exceptional shifts after 10 and 20 sweeps without a
+//   deflation, a sweep started lower where two consecutive subdiagonal
+//   entries are small, and the Ahues-Kressner deflation test. A matrix is
+//   done when its unreduced blocks are 1x1 or 2x2. Following dlahqr's
+//   choices makes the eigenvalues come out in LAPACK's order.
 // - The 2x2 blocks are then standardized as LAPACK's dlanv2 leaves them
 //   (Anderson et al., LAPACK Users' Guide): blocks with real eigenvalues are
 //   rotated to upper triangular, blocks with complex ones to equal diagonal
@@ -140,22 +143,52 @@ Similarity hessenberg(const Ops& o, const Frame& f, const Similarity& start) {
   return {out[0], out[1]};
 }
 
-// Subdiagonal entries below eps (|t_kk| + |t_k+1,k+1|) (or below the
-// smallest normal number over eps) become 0, and so does the rounding left
-// below the subdiagonal.
-Value* deflate(const Ops& o, const Frame& f, Value* t) {
-  const DType dtype = t->dtype;
-  Value* d = o.abs(diagonal(o, t, f.m));  // (B, m)
-  Value* neighbours = o.add(o.unsqueeze(d, {2}), o.unsqueeze(d, {1}));  // [r, c] = |t_rr| + |t_cc|
-  Value* bound = o.max(o.mul(o.real(dtype, epsilon_of(dtype)), neighbours),
-                       o.real(dtype, tiny_of(dtype) / epsilon_of(dtype)));
-  Value* small = o.and_(f.on_sub, o.op("LessOrEqual", {o.abs(t), bound}));
-  return o.where(o.or_(small, f.below), o.real(dtype, 0.0), t);
+// (B, m) vectors read along the diagonals, indexed by row r (or column c).
+Value* diagonal_sum(const Ops& o, Value* mask, Value* t, int64_t axis) {
+  return o.reduce("ReduceSum", o.where(mask, t, o.real(t->dtype, 0.0)), {axis}, false);
+}
+Value* sub_by_row(const Ops& o, const Frame& f, Value* t) { return diagonal_sum(o, f.on_sub, t, 2); }    // t[r, r-1]
+Value* sub_by_col(const Ops& o, const Frame& f, Value* t) { return diagonal_sum(o, f.on_sub, t, 1); }    // t[c+1, c]
+Value* super_by_row(const Ops& o, const Frame& f, Value* t) { return diagonal_sum(o, f.on_super, t, 2); }  // t[r, r+1]
+Value* super_by_col(const Ops& o, const Frame& f, Value* t) { return diagonal_sum(o, f.on_super, t, 1); }  // t[c-1, c]
+
+// y[r] = x[r - 1] (down) or x[r + 1] (up) of (B, m), 0 where it falls outside.
+Value* shifted(const Ops& o, Value* x, bool down) {
+  Value* zero = o.expand(o.real(x->dtype, 0.0), o.concat({o.dim(x, 0), o.ints({1})}, 0));
+  if (down) return o.concat({zero, o.slice(x, o.ints({0}), o.ints({-1}), o.ints({1}))}, 1);
+  return o.concat({o.slice(x, o.ints({1}), o.ints({std::numeric_limits<int64_t>::max()}), o.ints({1})), zero}, 1);
 }
 
-// The subdiagonal as (B, m): entry r is t[r, r - 1] (0 for r = 0).
-Value* subdiagonal_by_row(const Ops& o, const Frame& f, Value* t) {
-  return o.reduce("ReduceSum", o.where(f.on_sub, t, o.real(t->dtype, 0.0)), {2}, false);
+// Subdiagonal entries t[r, r-1] that LAPACK's dlahqr deems negligible become
+// 0: below safmin n / ulp, or below ulp (|t_r-1,r-1| + |t_rr|) and small by
+// the Ahues-Kressner test against their neighbours (LAPACK Working Note 122's
+// conservative criterion). The rounding left below the subdiagonal goes too.
+Value* deflate(const Ops& o, const Frame& f, Value* t, Value* n) {
+  const DType dtype = t->dtype;
+  const double ulp = epsilon_of(dtype);
+  auto abs_ = [&](Value* x) { return o.abs(x); };
+  Value* zero = o.real(dtype, 0.0);
+  Value* small_number = o.mul(o.cast(n, dtype), o.real(dtype, tiny_of(dtype) / ulp));
+  Value* d = diagonal(o, t, f.m);
+  Value* h = abs_(sub_by_row(o, f, t));           // |t[r, r-1]|
+  Value* h_up = abs_(super_by_col(o, f, t));      // |t[r-1, r]|
+  Value* d_up = shifted(o, d, true);              // t[r-1, r-1]
+  Value* test = o.add(abs_(d_up), abs_(d));
+  Value* neighbours = o.add(shifted(o, h, true), shifted(o, h, false));  // |t[r-1, r-2]| + |t[r+1, r]|
+  test = o.where(o.equal(test, zero), o.add(test, neighbours), test);
+  Value* ab = o.max(h, h_up);
+  Value* ba = o.min(h, h_up);
+  Value* gap = abs_(o.sub(d_up, d));
+  Value* aa = o.max(abs_(d), gap);
+  Value* bb = o.min(abs_(d), gap);
+  Value* s = o.add(aa, ab);
+  s = o.where(o.equal(s, zero), o.real(dtype, 1.0), s);
+  Value* relative = o.and_(o.op("LessOrEqual", {h, o.mul(o.real(dtype, ulp), test)}),
+                           o.op("LessOrEqual", {o.mul(ba, o.div(ab, s)),
+                                                o.max(small_number, o.mul(o.real(dtype, ulp), o.mul(bb, o.div(aa, s))))}));
+  Value* small = o.or_(o.op("LessOrEqual", {h, small_number}), relative);  // (B, m) by row
+  Value* mask = o.or_(o.and_(f.on_sub, o.unsqueeze(small, {2})), f.below);
+  return o.where(mask, zero, t);
 }
 
 // The bottom-most unreduced block of size >= 3 of each matrix: rows l..p.
@@ -166,7 +199,7 @@ struct Window {
 };
 
 Window active_window(const Ops& o, const Frame& f, Value* t) {
-  Value* linked = o.not_(o.equal(subdiagonal_by_row(o, f, t), o.real(t->dtype, 0.0)));  // (B, m): row r joins r - 1
+  Value* linked = o.not_(o.equal(sub_by_row(o, f, t), o.real(t->dtype, 0.0)));  // (B, m): row r joins r - 1
   Value* batch = o.dim(t, 0);
   Value* unlinked_first = o.expand(o.g.constant(Tensor::scalar(DType::Bool, 0.0), "false"), o.concat({batch, o.ints({1})}, 0));
   Value* previous = o.concat({unlinked_first, o.slice(linked, o.ints({0}), o.ints({-1}), o.ints({1}))}, 1);
@@ -181,56 +214,116 @@ Window active_window(const Ops& o, const Frame& f, Value* t) {
 
 Value* column3(const Ops& o, Value* x) { return o.unsqueeze(x, {1, 2}); }  // (B,) -> (B, 1, 1)
 
-// The shifts' sum and product: the eigenvalues of the trailing 2x2 of the
-// window, or every tenth sweep the exceptional shift.
+// The two shifts (re1 + i im1, re2 + i im2) of a sweep, as dlahqr takes them:
+// the eigenvalues of the window's trailing 2x2, the one of two real ones
+// nearer t_pp taken twice; after every 10th sweep without a deflation an
+// exceptional shift from the window's top, after every 20th from its bottom
+// (the ad hoc shifts of EISPACK's hqr).
 struct Shifts {
-  Value* sum;
-  Value* product;
+  Value* re1;
+  Value* im1;
+  Value* re2;
+  Value* im2;
 };
 
-Shifts francis_shifts(const Ops& o, const Frame& f, Value* t, const Window& w, Value* sweep) {
+Shifts francis_shifts(const Ops& o, const Frame& f, Value* t, const Window& w, Value* count) {
+  const DType dtype = t->dtype;
   Value* one = o.int0(1);
   Value* q = o.sub(w.p, one);
-  Value* a11 = entry(o, f, t, q, q);
-  Value* a12 = entry(o, f, t, q, w.p);
-  Value* a21 = entry(o, f, t, w.p, q);
-  Value* a22 = entry(o, f, t, w.p, w.p);
+  Value* l1 = o.add(w.l, one);
+  Value* bottom = o.equal(o.op("Mod", {count, o.int0(2 * kExceptionalEvery)}), o.int0(0));
+  Value* top = o.and_(o.not_(bottom), o.equal(o.op("Mod", {count, o.int0(kExceptionalEvery)}), o.int0(0)));
+  Value* ss = o.where(bottom, o.add(o.abs(entry(o, f, t, w.p, q)), o.abs(entry(o, f, t, q, o.sub(q, one)))),
+                      o.add(o.abs(entry(o, f, t, l1, w.l)), o.abs(entry(o, f, t, o.add(l1, one), l1))));
+  Value* exceptional = o.or_(bottom, top);
+  Value* diagonal_entry = o.where(bottom, entry(o, f, t, w.p, w.p), entry(o, f, t, w.l, w.l));
+  Value* e11 = o.add(o.mul(o.real(dtype, 0.75), ss), diagonal_entry);
+  Value* h11 = o.where(exceptional, e11, entry(o, f, t, q, q));
+  Value* h12 = o.where(exceptional, o.mul(o.real(dtype, -0.4375), ss), entry(o, f, t, q, w.p));
+  Value* h21 = o.where(exceptional, ss, entry(o, f, t, w.p, q));
+  Value* h22 = o.where(exceptional, e11, entry(o, f, t, w.p, w.p));
+  // Scaled by the block's size, so the discriminant neither overflows nor underflows.
+  Value* s = o.add(o.add(o.abs(h11), o.abs(h12)), o.add(o.abs(h21), o.abs(h22)));
+  Value* zero = o.real(dtype, 0.0);
+  s = o.where(o.equal(s, zero), o.real(dtype, 1.0), s);
+  h11 = o.div(h11, s);
+  h12 = o.div(h12, s);
+  h21 = o.div(h21, s);
+  h22 = o.div(h22, s);
+  Value* trace = o.mul(o.real(dtype, 0.5), o.add(h11, h22));
+  Value* det = o.sub(o.mul(o.sub(h11, trace), o.sub(h22, trace)), o.mul(h12, h21));
+  Value* root = o.sqrt(o.abs(det));
+  Value* complex = o.op("GreaterOrEqual", {det, zero});
+  Value* r1 = o.add(trace, root);
+  Value* r2 = o.sub(trace, root);
+  Value* nearer = o.where(o.op("LessOrEqual", {o.abs(o.sub(r1, h22)), o.abs(o.sub(r2, h22))}), r1, r2);
+  Value* re = o.mul(o.where(complex, trace, nearer), s);
+  Value* im = o.where(complex, o.mul(root, s), zero);
+  return {re, im, re, o.neg(im)};
+}
+
+// Where the sweep starts (dlahqr): the lowest row m in (l, p - 2] where the
+// bulge's first column would make t[m, m-1] negligible (two consecutive small
+// subdiagonal entries), else l; and that column, scaled (B,) each.
+struct Start {
+  Value* m;
+  Value* x;
+  Value* y;
+  Value* z;
+};
+
+Start sweep_start(const Ops& o, const Frame& f, Value* t, const Window& w, const Shifts& sh) {
   const DType dtype = t->dtype;
-  Value* sum = o.add(a11, a22);
-  Value* product = o.sub(o.mul(a11, a22), o.mul(a12, a21));
-  Value* ss = o.add(o.abs(a21), o.abs(entry(o, f, t, q, o.sub(q, one))));
-  Value* h = o.add(o.mul(o.real(dtype, 0.75), ss), a22);
-  Value* exceptional_product = o.add(o.mul(h, h), o.mul(o.real(dtype, 0.4375), o.mul(ss, ss)));
-  Value* exceptional = o.equal(o.op("Mod", {sweep, o.int0(kExceptionalEvery)}), o.int0(kExceptionalEvery - 1));
-  return {o.where(exceptional, o.add(h, h), sum), o.where(exceptional, exceptional_product, product)};
+  Value* zero = o.real(dtype, 0.0);
+  Value* one = o.real(dtype, 1.0);
+  auto nonzero = [&](Value* x) { return o.where(o.equal(x, zero), one, x); };
+  auto col = [&](Value* x) { return o.unsqueeze(x, {1}); };  // (B,) -> (B, 1)
+  Value* d = diagonal(o, t, f.m);        // t[m, m]
+  Value* sub = sub_by_col(o, f, t);      // t[m+1, m]
+  Value* super = super_by_row(o, f, t);  // t[m, m+1]
+  Value* d_next = shifted(o, d, false);  // t[m+1, m+1]
+  Value* re1 = col(sh.re1);
+  Value* re2 = col(sh.re2);
+  Value* s = nonzero(o.add(o.add(o.abs(o.sub(d, re2)), o.abs(col(sh.im2))), o.abs(sub)));
+  Value* h21s = o.div(sub, s);
+  Value* v1 = o.sub(o.add(o.mul(h21s, super), o.mul(o.sub(d, re1), o.div(o.sub(d, re2), s))),
+                    o.mul(col(sh.im1), o.div(col(sh.im2), s)));
+  Value* v2 = o.mul(h21s, o.sub(o.sub(o.add(d, d_next), re1), re2));
+  Value* v3 = o.mul(h21s, shifted(o, sub, false));  // t[m+2, m+1]
+  Value* norm = nonzero(o.add(o.add(o.abs(v1), o.abs(v2)), o.abs(v3)));
+  v1 = o.div(v1, norm);
+  v2 = o.div(v2, norm);
+  v3 = o.div(v3, norm);
+  Value* h00 = o.mul(o.abs(shifted(o, sub, true)), o.add(o.abs(v2), o.abs(v3)));
+  Value* h01 = o.mul(o.abs(v1), o.add(o.add(o.abs(shifted(o, d, true)), o.abs(d)), o.abs(d_next)));
+  Value* row = o.squeeze(f.cols, {0});
+  Value* inside = o.and_(o.greater(row, col(w.l)), o.op("LessOrEqual", {row, col(o.sub(w.p, o.int0(2)))}));
+  Value* ok = o.and_(inside, o.op("LessOrEqual", {h00, o.mul(o.real(dtype, epsilon_of(dtype)), h01)}));
+  Value* m = o.max(o.reduce("ReduceMax", o.where(ok, row, o.int0(-1)), {1}, false), w.l);
+  Value* at = col(m);
+  auto pick = [&](Value* v) { return o.squeeze(o.gather_elements(v, at, 1), {1}); };
+  return {m, pick(v1), pick(v2), pick(v3)};
 }
 
 // One Francis double-shift sweep over each matrix's window: step j reflects
-// rows and columns k = l + j .. k + 2 (k + 1 at the window's end).
-Similarity francis_sweep(const Ops& o, const Frame& f, const Similarity& s, const Window& w, Value* sweep) {
+// rows and columns k = m + j .. k + 2 (k + 1 at the window's end).
+Similarity francis_sweep(const Ops& o, const Frame& f, const Similarity& s, const Window& w, Value* count) {
   const DType dtype = s.t->dtype;
-  const Shifts sh = francis_shifts(o, f, s.t, w, sweep);
+  const Start st = sweep_start(o, f, s.t, w, francis_shifts(o, f, s.t, w, count));
   Value* one = o.int0(1);
-  Value* l1 = o.add(w.l, one);
-  Value* h11 = entry(o, f, s.t, w.l, w.l);
-  Value* h21 = entry(o, f, s.t, l1, w.l);
-  // The first column of (H - s1 I)(H - s2 I) at rows l, l + 1, l + 2.
-  Value* x0 = o.add(o.sub(o.add(o.mul(h11, h11), o.mul(entry(o, f, s.t, w.l, l1), h21)), o.mul(sh.sum, h11)), sh.product);
-  Value* y0 = o.mul(h21, o.sub(o.add(h11, entry(o, f, s.t, l1, l1)), sh.sum));
-  Value* z0 = o.mul(h21, entry(o, f, s.t, o.add(l1, one), l1));
 
   Loop loop(o.g, "schur_bulge", {s.t, s.z}, {true, true});
   Ops& b = loop.body();
   Value* t = loop.carried()[0];
   Value* j = loop.iteration();
-  Value* k = b.add(w.l, j);
+  Value* k = b.add(st.m, j);
   Value* k1 = b.add(k, one);
   Value* k2 = b.add(k1, one);
   Value* before = b.sub(k, one);
   Value* first = b.equal(j, b.int0(0));
-  Value* x = b.where(first, x0, entry(b, f, t, k, before));
-  Value* y = b.where(first, y0, entry(b, f, t, k1, before));
-  Value* z = b.where(first, z0, entry(b, f, t, k2, before));
+  Value* x = b.where(first, st.x, entry(b, f, t, k, before));
+  Value* y = b.where(first, st.y, entry(b, f, t, k1, before));
+  Value* z = b.where(first, st.z, entry(b, f, t, k2, before));
   Value* three = b.op("LessOrEqual", {k2, w.p});
   z = b.where(three, z, b.real(dtype, 0.0));
   Value* off = b.not_(b.and_(w.active, b.op("LessOrEqual", {k1, w.p})));
@@ -250,19 +343,26 @@ Value* any_active(const Ops& o, const Window& w) {
 
 // Francis sweeps until every matrix is quasi-triangular (or the budget is
 // spent). `unconverged` (B,) bool: the matrices still active at the end.
+// Each matrix counts its sweeps since its window's bottom last moved (the
+// exceptional shifts' clock, dlahqr's KDEFL).
 struct QrResult {
   Similarity s;
   Value* unconverged;
 };
 
 QrResult qr_iterations(const Ops& o, const Frame& f, const Similarity& start, Value* n) {
-  Loop loop(o.g, "schur_sweep", {start.t, start.z}, {true, true});
+  Value* count0 = o.expand(o.int0(0), o.dim(start.t, 0));
+  Loop loop(o.g, "schur_sweep", {start.t, start.z, count0}, {true, true, true});
   Ops& b = loop.body();
   const Similarity current{loop.carried()[0], loop.carried()[1]};
-  const Similarity swept = francis_sweep(b, f, current, active_window(b, f, current.t), loop.iteration());
-  Value* t = deflate(b, f, swept.t);
+  const Window w = active_window(b, f, current.t);
+  Value* count = b.add(loop.carried()[2], b.int0(1));
+  const Similarity swept = francis_sweep(b, f, current, w, count);
+  Value* t = deflate(b, f, swept.t, n);
+  const Window after = active_window(b, f, t);
+  Value* next_count = b.where(b.equal(after.p, w.p), count, b.int0(0));
   Value* budget = o.scalar_of(o.mul(o.ints({kSweepsPerSize}), o.max(n, o.ints({10}))));
-  const auto out = loop.finish(budget, {t, swept.z}, {}, any_active(b, active_window(b, f, t)),
+  const auto out = loop.finish(budget, {t, swept.z, next_count}, {}, any_active(b, after),
                                any_active(o, active_window(o, f, start.t)));
   return {{out[0], out[1]}, active_window(o, f, out[0]).active};
 }
@@ -324,11 +424,14 @@ Rotation2 standard_rotation(const Ops& o, Value* a, Value* b, Value* c, Value* d
   Value* cs_eq = o.sub(o.mul(cs1, cs2), o.mul(sn1, sn2));
   Value* sn_eq = o.add(o.mul(sn1, cs2), o.mul(cs1, sn2));
   Value* complex = o.and_(o.not_(real), o.and_(o.not_(same_sign), o.not_(o.or_(done, o.equal(b1, zero)))));
+  // b == 0: the block is lower triangular; swapping its rows and columns
+  // makes it upper triangular (dlanv2's first case).
+  Value* swap = o.and_(block, o.equal(b, zero));
   Rotation2 r;
-  r.cs = o.where(block, o.where(real, cs_real, cs_eq), one);
-  r.sn = o.where(block, o.where(real, sn_real, sn_eq), zero);
-  r.complex = o.and_(block, complex);
-  r.triangular = o.and_(block, o.not_(complex));
+  r.cs = o.where(swap, zero, o.where(block, o.where(real, cs_real, cs_eq), one));
+  r.sn = o.where(swap, one, o.where(block, o.where(real, sn_real, sn_eq), zero));
+  r.complex = o.and_(o.and_(block, complex), o.not_(swap));
+  r.triangular = o.and_(block, o.not_(r.complex));
   return r;
 }
 
@@ -390,7 +493,7 @@ std::vector<Value*> schur_recipe(GraphBuilder& g, const std::vector<Value*>& in,
   a = pad_with_identity(o, a, sq.n, o.ints({kPadding}));
   Value* eye = o.expand(identity(o, m, dtype), o.shape(a));
   Similarity s = hessenberg(o, f, {a, eye});
-  s.t = deflate(o, f, s.t);
+  s.t = deflate(o, f, s.t, sq.n);
   const QrResult qr = qr_iterations(o, f, s, sq.n);
   s = standardize_blocks(o, f, qr.s);
   Value* failed = o.or_(not_finite, column3(o, qr.unconverged));
