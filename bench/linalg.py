@@ -1,10 +1,13 @@
-"""Linear-algebra recipes against LAPACK, from one run (issue 10, item 6).
+"""Linear algebra against LAPACK, from one run (issue 10, item 6; issue 21, item 4).
 
 Time per call of Cholesky, Solve, SLogDet and Eigh on well-conditioned float64
-matrices of order n = 16, 64, 256, in mode "ONNX" (standard-ONNX recipes: Loops
-over blocks of 8 columns for Cholesky, over columns for LU, over sweeps for Eigh) and in PyTensor's default (FAST_RUN: SciPy) and Numba modes (both call LAPACK),
-with SciPy/NumPy called directly as the floor. The ratio column is mode ONNX over
-the fastest PyTensor backend of the row.
+matrices of order n = 16, 64, 256, in mode "ONNX" (the kernel library's LAPACK
+kernels), in mode ONNX without the kernels ("ONNX portable": the standard-ONNX
+recipes exported files hold: Loops over blocks of 8 columns for Cholesky, over
+columns for LU, over sweeps for Eigh) and in PyTensor's default (FAST_RUN:
+SciPy) and Numba modes (both call LAPACK), with SciPy/NumPy called directly as
+the floor. The ratio columns are each ONNX mode over the fastest PyTensor
+backend of the row.
 
     python bench/linalg.py               # every op and size
     python bench/linalg.py --only chol   # ops whose name contains "chol"
@@ -24,7 +27,8 @@ from backends import _time, machine, per_call_seconds
 SIZES = (16, 64, 256)
 # FAST_RUN is PyTensor's default (C linker; these ops have no C code and run
 # their SciPy perform); mode "C" would refuse them.
-BACKENDS = ("FAST_RUN", "NUMBA", "ONNX")
+BACKENDS = ("FAST_RUN", "NUMBA", "ONNX", "ONNX portable")
+ONNX_MODES = ("ONNX", "ONNX portable")
 
 
 def _spd(n: int, rng) -> np.ndarray:
@@ -49,15 +53,16 @@ def measure(name: str, n: int, backend: str) -> float | str:
     import pytensor
     import pytensor.tensor as pt
 
-    import pytensor_onnx  # noqa: F401  (registers mode "ONNX")
+    import pytensor_onnx  # registers mode "ONNX"
 
     build, _, uses_rhs = workloads()[name]
     rng = np.random.default_rng(n)
     a, b = _spd(n, rng), rng.standard_normal(n)
     x, rhs = pt.dmatrix("x"), pt.dvector("b")
     inputs = [x, rhs] if uses_rhs else [x]
+    mode = pytensor_onnx.onnx_mode(kernels=False) if backend == "ONNX portable" else backend
     try:
-        fn = pytensor.function(inputs, build(x, rhs), mode=backend)
+        fn = pytensor.function(inputs, build(x, rhs), mode=mode)
     except Exception as exc:  # a backend that cannot compile the op: show why, keep going
         return f"— ({type(exc).__name__})"
     values = [a, b] if uses_rhs else [a]
@@ -138,9 +143,9 @@ def main() -> int:
     parser.add_argument("--only", default="", help="run only ops whose name contains this")
     args = parser.parse_args()
     print(f"Machine: {machine()}\n")
-    print("Per call, best of 5 repeats; ratio = mode ONNX / fastest PyTensor backend.\n")
-    print("| op | n | SciPy/NumPy direct | " + " | ".join(BACKENDS) + " | ONNX ratio |")
-    print("|---|---|---|" + "---|" * len(BACKENDS) + "---|")
+    print("Per call, best of 5 repeats; ratio = mode ONNX (kernels, portable) / fastest PyTensor backend.\n")
+    print("| op | n | SciPy/NumPy direct | " + " | ".join(BACKENDS) + " | ONNX ratio | portable ratio |")
+    print("|---|---|---|" + "---|" * len(BACKENDS) + "---|---|")
     for name, (_, direct, _) in workloads().items():
         if args.only.lower() not in name:
             continue
@@ -149,10 +154,13 @@ def main() -> int:
             a, b = _spd(n, rng), rng.standard_normal(n)
             floor = per_call_seconds(lambda: direct(a, b))
             times = {backend: measure(name, n, backend) for backend in BACKENDS}
-            peers = [t for k, t in times.items() if k != "ONNX" and isinstance(t, float)]
-            ratio = times["ONNX"] / min(peers) if peers and isinstance(times["ONNX"], float) else float("nan")
+            peers = [t for k, t in times.items() if k not in ONNX_MODES and isinstance(t, float)]
+            ratios = [
+                f"{times[k] / min(peers):.2f}x" if peers and isinstance(times[k], float) else "—" for k in ONNX_MODES
+            ]
             cells = [_time(t) if isinstance(t, float) else t for t in times.values()]
-            print(f"| {name} | {n} | {_time(floor)} | " + " | ".join(cells) + f" | **{ratio:.2f}x** |", flush=True)
+            print(f"| {name} | {n} | {_time(floor)} | " + " | ".join(cells) + f" | **{ratios[0]}** | {ratios[1]} |",
+                  flush=True)
     per_iteration = loop_iteration_seconds()
     per_node = node_seconds()
     print(f"\nONNX Runtime Loop, one iteration (body: one Add on a 64 x 64 matrix): {_time(per_iteration)}; "

@@ -70,11 +70,18 @@ void fill_nan(T* x, size_t count) {
   std::fill(x, x + count, std::numeric_limits<T>::quiet_NaN());
 }
 
-// Square matrix transposed in place: row-major to column-major and back.
+// `dst` = `src` transposed (n x n), tile by tile so that both stay in cache:
+// how a row-major matrix becomes LAPACK's column-major one and back.
 template <class T>
-void transpose_square(T* a, int n) {
-  for (int i = 0; i < n; ++i) {
-    for (int j = i + 1; j < n; ++j) std::swap(a[i * n + j], a[j * n + i]);
+void transpose_into(const T* src, T* dst, int n) {
+  constexpr int kTile = 32;
+  for (int i0 = 0; i0 < n; i0 += kTile) {
+    for (int j0 = 0; j0 < n; j0 += kTile) {
+      const int i1 = std::min(n, i0 + kTile), j1 = std::min(n, j0 + kTile);
+      for (int i = i0; i < i1; ++i) {
+        for (int j = j0; j < j1; ++j) dst[j * n + i] = src[i * n + j];
+      }
+    }
   }
 }
 
@@ -104,9 +111,10 @@ void from_columns(const T* columns, T* x, int n, int k) {
 // `a` as LAPACK's column-major matrix in `out` (n x n): what f2py and NumPy
 // hand LAPACK, so the factorizations below see SciPy's and NumPy's data.
 template <class T>
-void column_major_copy(const T* a, std::vector<T>& out, int n) {
-  out.assign(a, a + static_cast<size_t>(n) * n);
-  transpose_square(out.data(), n);
+T* column_major_copy(const T* a, std::vector<T>& out, int n) {
+  out.resize(static_cast<size_t>(n) * n);
+  transpose_into(a, out.data(), n);
+  return out.data();
 }
 
 template <class T>
@@ -153,21 +161,23 @@ Assume assume_from_name(const std::string& name) {
 }
 
 template <class T>
-void cholesky(const T* a, T* out, int n, bool lower) {
+void cholesky(const T* a, T* out, int n, bool lower, Workspace<T>& ws) {
   if (n == 0) return;
-  std::copy(a, a + static_cast<size_t>(n) * n, out);
-  transpose_square(out, n);
+  T* factor = column_major_copy(a, ws.more, n);
   int info = 0;
-  PYTENSOR_ONNX_LAPACK(T, potrf)(uplo_of(lower), &n, out, &n, &info);
+  PYTENSOR_ONNX_LAPACK(T, potrf)(uplo_of(lower), &n, factor, &n, &info);
   if (info != 0) {
     fill_nan(out, static_cast<size_t>(n) * n);
     return;
   }
-  transpose_square(out, n);
+  transpose_into(factor, out, n);
   // potrf leaves the other triangle as it was; PyTensor's factor has zeros.
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      if (lower ? j > i : j < i) out[i * n + j] = T(0);
+    T* row = out + static_cast<size_t>(i) * n;
+    if (lower) {
+      std::fill(row + i + 1, row + n, T(0));
+    } else {
+      std::fill(row, row + i, T(0));
     }
   }
 }
@@ -208,10 +218,9 @@ void cholesky_solve(const T* c, const T* b, T* x, int n, int k, bool lower, Work
 template <class T>
 void solve(const T* a, const T* b, T* x, int n, int k, Assume assume, bool lower, Workspace<T>& ws) {
   if (n == 0 || k == 0) return;
-  column_major_copy(a, ws.more, n);
+  T* lu = column_major_copy(a, ws.more, n);
   ws.values.resize(static_cast<size_t>(n) * k);
   to_columns(b, ws.values.data(), n, k);
-  T* lu = ws.more.data();
   T* rhs = ws.values.data();
   int info = 0;
   switch (assume) {
@@ -248,12 +257,11 @@ void solve(const T* a, const T* b, T* x, int n, int k, Assume assume, bool lower
 template <class T>
 bool lu_factor(const T* a, T* packed, int64_t* pivots, int64_t* perm, int n, Workspace<T>& ws) {
   if (n == 0) return false;
-  std::copy(a, a + static_cast<size_t>(n) * n, packed);
-  transpose_square(packed, n);
+  T* lu = column_major_copy(a, ws.more, n);
   ws.ints.resize(static_cast<size_t>(n));
   int info = 0;
-  PYTENSOR_ONNX_LAPACK(T, getrf)(&n, &n, packed, &n, ws.ints.data(), &info);
-  transpose_square(packed, n);
+  PYTENSOR_ONNX_LAPACK(T, getrf)(&n, &n, lu, &n, ws.ints.data(), &info);
+  transpose_into(lu, packed, n);
   for (int i = 0; i < n; ++i) perm[i] = i;
   for (int i = 0; i < n; ++i) {
     pivots[i] = ws.ints[static_cast<size_t>(i)] - 1;
@@ -285,18 +293,18 @@ template <class T>
 bool inverse(const T* a, T* out, int n, Workspace<T>& ws) {
   if (n == 0) return false;
   // numpy.linalg.inv: gesv with the identity as right-hand side.
-  column_major_copy(a, ws.more, n);
-  std::fill(out, out + static_cast<size_t>(n) * n, T(0));
-  for (int i = 0; i < n; ++i) out[i * n + i] = T(1);
+  T* lu = column_major_copy(a, ws.more, n);
+  ws.values.assign(static_cast<size_t>(n) * n, T(0));
+  for (int i = 0; i < n; ++i) ws.values[static_cast<size_t>(i) * n + i] = T(1);
   ws.ints.resize(static_cast<size_t>(n));
   int info = 0;
-  PYTENSOR_ONNX_LAPACK(T, getrf)(&n, &n, ws.more.data(), &n, ws.ints.data(), &info);
-  if (info == 0) PYTENSOR_ONNX_LAPACK(T, getrs)("N", &n, &n, ws.more.data(), &n, ws.ints.data(), out, &n, &info);
+  PYTENSOR_ONNX_LAPACK(T, getrf)(&n, &n, lu, &n, ws.ints.data(), &info);
+  if (info == 0) PYTENSOR_ONNX_LAPACK(T, getrs)("N", &n, &n, lu, &n, ws.ints.data(), ws.values.data(), &n, &info);
   if (info != 0) {
     fill_nan(out, static_cast<size_t>(n) * n);
     return true;
   }
-  transpose_square(out, n);
+  transpose_into(ws.values.data(), out, n);
   return false;
 }
 
@@ -305,10 +313,10 @@ void slogdet(const T* a, int n, T* sign, T* log_abs, Workspace<T>& ws) {
   *sign = T(1);
   *log_abs = T(0);
   if (n == 0) return;
-  column_major_copy(a, ws.more, n);
+  T* lu = column_major_copy(a, ws.more, n);
   ws.ints.resize(static_cast<size_t>(n));
   int info = 0;
-  PYTENSOR_ONNX_LAPACK(T, getrf)(&n, &n, ws.more.data(), &n, ws.ints.data(), &info);
+  PYTENSOR_ONNX_LAPACK(T, getrf)(&n, &n, lu, &n, ws.ints.data(), &info);
   if (info != 0) {
     // An exactly zero pivot: NumPy's (0, -inf).
     *sign = T(0);
@@ -320,7 +328,7 @@ void slogdet(const T* a, int n, T* sign, T* log_abs, Workspace<T>& ws) {
   for (int i = 0; i < n; ++i) negative ^= ws.ints[static_cast<size_t>(i)] != i + 1;
   T total = T(0);
   for (int i = 0; i < n; ++i) {
-    const T d = ws.more[static_cast<size_t>(i) * n + i];
+    const T d = lu[static_cast<size_t>(i) * n + i];
     if (d < 0) negative = !negative;
     total += std::log(std::abs(d));
   }
@@ -373,27 +381,28 @@ int eigh_evr(T* a, T* w, T* z, int n, const char* uplo, Workspace<T>& ws) {
 template <class T>
 void eigh(const T* a, T* w, T* v, int n, bool lower, EighDriver driver, Workspace<T>& ws) {
   if (n == 0) return;
+  T* matrix = column_major_copy(a, ws.more, n);
+  T* vectors = matrix;  // syevd writes the eigenvectors over the matrix
   int info = 0;
   if (driver == EighDriver::Evd) {
-    std::copy(a, a + static_cast<size_t>(n) * n, v);
-    transpose_square(v, n);
-    info = eigh_evd(v, w, n, uplo_of(lower), ws);
+    info = eigh_evd(matrix, w, n, uplo_of(lower), ws);
   } else {
-    column_major_copy(a, ws.more, n);
-    info = eigh_evr(ws.more.data(), w, v, n, uplo_of(lower), ws);
+    ws.extra.resize(static_cast<size_t>(n) * n);
+    vectors = ws.extra.data();
+    info = eigh_evr(matrix, w, vectors, n, uplo_of(lower), ws);
   }
   if (info != 0) {
     fill_nan(w, static_cast<size_t>(n));
     fill_nan(v, static_cast<size_t>(n) * n);
     return;
   }
-  transpose_square(v, n);
+  transpose_into(vectors, v, n);
 }
 
 #undef PYTENSOR_ONNX_LAPACK
 
 #define PYTENSOR_ONNX_INSTANTIATE(T)                                                                            \
-  template void cholesky<T>(const T*, T*, int, bool);                                                           \
+  template void cholesky<T>(const T*, T*, int, bool, Workspace<T>&);                                            \
   template void solve_triangular<T>(const T*, const T*, T*, int, int, bool, bool, bool, Workspace<T>&);        \
   template void cholesky_solve<T>(const T*, const T*, T*, int, int, bool, Workspace<T>&);                      \
   template void solve<T>(const T*, const T*, T*, int, int, Assume, bool, Workspace<T>&);                       \

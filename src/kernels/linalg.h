@@ -33,13 +33,14 @@ template <class T>
 struct Workspace {
   std::vector<T> values;
   std::vector<T> more;
+  std::vector<T> extra;
   std::vector<int> ints;
 };
 
 // Each takes one n x n matrix `a` (row-major) and, for the solves, the n x k
 // right-hand side `b` (k = 1 for a vector); n and k fit LAPACK's int.
 template <class T>
-void cholesky(const T* a, T* out, int n, bool lower);
+void cholesky(const T* a, T* out, int n, bool lower, Workspace<T>& ws);
 template <class T>
 void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bool trans, bool unit_diagonal,
                       Workspace<T>& ws);

@@ -187,7 +187,7 @@ void LinalgKernel::compute(Ort::KernelContext& ctx) {
   switch (kind_) {
     case LinalgKind::Cholesky: {
       T* out = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
-      for (size_t i = 0; i < items; ++i) linalg::cholesky(a_data + i * size, out + i * size, n, lower_);
+      for (size_t i = 0; i < items; ++i) linalg::cholesky(a_data + i * size, out + i * size, n, lower_, ws);
       break;
     }
     case LinalgKind::LUFactor: {

@@ -77,9 +77,10 @@ TEST(LinalgCholesky, NamesTheMissingRoutineThenFactorsRowMajorMatricesThroughLap
   // Row-major, with garbage in the triangle the factorization must not read.
   const std::vector<double> a{4, 99, 99, 2, 5, 99, 2, 3, 6};
   std::vector<double> out(9);
+  linalg::Workspace<double> ws;
   if (lapack::routines<double>().potrf == nullptr) {
     try {
-      linalg::cholesky(a.data(), out.data(), 3, true);
+      linalg::cholesky(a.data(), out.data(), 3, true, ws);
       FAIL() << "expected an error";
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("LAPACK routine dpotrf is not set"), std::string::npos) << e.what();
@@ -89,21 +90,21 @@ TEST(LinalgCholesky, NamesTheMissingRoutineThenFactorsRowMajorMatricesThroughLap
   EXPECT_FALSE(lapack::set_routine("dnothing", reinterpret_cast<void*>(&fake_potrf)));
   EXPECT_EQ(lapack::missing_routines().find("dpotrf"), std::string::npos);
 
-  linalg::cholesky(a.data(), out.data(), 3, true);
+  linalg::cholesky(a.data(), out.data(), 3, true, ws);
   // L with L L^T = [[4, 2, 2], [2, 5, 3], [2, 3, 6]], zeros above the diagonal.
   const std::vector<double> lower{2, 0, 0, 1, 2, 0, 1, 1, 2};
   for (size_t i = 0; i < 9; ++i) EXPECT_DOUBLE_EQ(out[i], lower[i]) << i;
 
   // The upper factor reads the upper triangle: the transposed matrix gives U = L^T.
   const std::vector<double> upper_input{4, 2, 2, 99, 5, 3, 99, 99, 6};
-  linalg::cholesky(upper_input.data(), out.data(), 3, false);
+  linalg::cholesky(upper_input.data(), out.data(), 3, false, ws);
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) EXPECT_DOUBLE_EQ(out[i * 3 + j], lower[j * 3 + i]) << i << j;
   }
 
   // Not positive definite: NaN everywhere, as PyTensor returns.
   const std::vector<double> indefinite{1, 0, 0, 2, 1, 0, 0, 0, 1};
-  linalg::cholesky(indefinite.data(), out.data(), 3, true);
+  linalg::cholesky(indefinite.data(), out.data(), 3, true, ws);
   for (double x : out) EXPECT_TRUE(std::isnan(x));
 }
 
