@@ -79,7 +79,19 @@ def _describe_value_info(value_info) -> str:
             dims.append(dim.dim_param)
         else:
             dims.append("?")
-    return f"{value_info.name}: {dtype}[{', '.join(dims)}]"
+    described = f"{value_info.name}: {dtype}[{', '.join(dims)}]"
+    return f"{described}  ({value_info.doc_string})" if value_info.doc_string else described
+
+
+#: ``inspect`` shows metadata values up to this many characters (a PyMC layout can be long).
+METADATA_SHOWN = 200
+
+
+def _describe_metadata(prop) -> str:
+    value = " ".join(prop.value.split())  # one line per entry
+    if len(value) > METADATA_SHOWN:
+        value = f"{value[:METADATA_SHOWN]}... ({len(prop.value)} characters; onnx.load(path).metadata_props has them)"
+    return f"{prop.key}: {value}"
 
 
 def _initializer_bytes(tensor) -> int:
@@ -122,6 +134,10 @@ def model_summary(model, path: str | None = None) -> str:
     lines.append(f"graph:        {graph.name}")
     if model.doc_string or graph.doc_string:
         lines.append(f"doc_string:   {model.doc_string or graph.doc_string}")
+
+    if model.metadata_props:
+        lines.append("metadata:")
+        lines += [f"  {_describe_metadata(prop)}" for prop in model.metadata_props]
 
     initializer_names = {t.name for t in graph.initializer}
     lines.append("inputs:")
@@ -168,8 +184,14 @@ def validate_model_file(path: str, providers=None) -> str:
         onnx.checker.check_model(path, full_check=True)
     except Exception as exc:
         raise CLIError(f"{path}: onnx.checker rejected the model: {exc}") from exc
-    options = ort.SessionOptions()
-    options.log_severity_level = 4  # the exception carries the message
+    from pytensor_onnx.runtime import check_providers, quiet_session_options
+
+    try:
+        # ONNX Runtime would warn about a provider this build lacks and use the CPU one.
+        providers = check_providers(providers)
+    except ValueError as exc:
+        raise CLIError(f"{path}: --provider {str(exc).split(': ', 1)[1]}") from exc
+    options = quiet_session_options()  # the exception carries the message
     try:
         session = ort.InferenceSession(path, sess_options=options, providers=providers or ["CPUExecutionProvider"])
     except Exception as exc:

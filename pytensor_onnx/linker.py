@@ -15,6 +15,8 @@ from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.random.type import RandomType
 
 from pytensor_onnx import kernels
+from pytensor_onnx.runtime import check_providers as _check_providers
+from pytensor_onnx.runtime import quiet_session_options
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -38,12 +40,9 @@ def default_session_options():
     between calls, slowing the rest of the process (and PyTensor's own
     Python-side work) on small machines.
     """
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
+    options = quiet_session_options()  # (runtime.py: ONNX Runtime logs fatal errors only)
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    options.log_severity_level = 3
     return options
 
 
@@ -111,30 +110,6 @@ def _check_kernels(wanted) -> bool:
     if wanted and kernels.unavailable_reason() is not None:
         raise RuntimeError(f"kernels=True, but the kernel library cannot be used: {kernels.unavailable_reason()}")
     return wanted
-
-
-def _check_providers(providers):
-    """``providers`` checked now, not at the first call: ONNX Runtime warns
-    about an unknown provider and silently falls back to the CPU one."""
-    if providers is None:
-        return None
-    import onnxruntime as ort
-
-    if isinstance(providers, str) or not isinstance(providers, list | tuple):
-        raise TypeError(
-            f"providers must be a list of provider names (or (name, options) pairs), got {type(providers).__name__}"
-        )
-    available = ort.get_available_providers()
-    for i, provider in enumerate(providers):
-        name = provider[0] if isinstance(provider, tuple) and len(provider) == 2 else provider
-        if not isinstance(name, str) or (isinstance(provider, tuple) and not isinstance(provider[1], dict)):
-            raise TypeError(f"providers[{i}] must be a provider name or a (name, options dict) pair, got {provider!r}")
-        if name not in available:
-            raise ValueError(
-                f"providers[{i}]: {name!r} is not available in this onnxruntime build "
-                f"(available: {', '.join(available)})"
-            )
-    return list(providers)
 
 
 class ONNXLinker(JITLinker):

@@ -10,6 +10,7 @@ from pytensor.compile.mode import Mode
 from pytensor.compile.sharedvalue import SharedVariable
 
 from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.runtime import quiet_session_options
 
 #: (rtol, atol) per dtype kind used when no assert_fn is given.
 DEFAULT_TOLERANCES = {
@@ -118,7 +119,9 @@ def compare_onnx_and_py(
         kwargs = {} if opset_version is None else {"opset_version": opset_version}
         model = export_onnx(inputs, outputs, optimize=optimize, **kwargs)
         check_model(model)
-        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(
+            model.SerializeToString(), sess_options=quiet_session_options(), providers=["CPUExecutionProvider"]
+        )
         feed = {
             graph_input.name: _feed_value(var, value)
             for graph_input, var, value in zip(session.get_inputs(), inputs, _explicit_values(graph_inputs, test_inputs))
@@ -131,7 +134,9 @@ def compare_onnx_and_py(
             inlined = export_onnx(inputs, outputs, optimize=optimize, inline_functions=True, **kwargs)
             check_model(inlined)
             assert not inlined.functions
-            session = ort.InferenceSession(inlined.SerializeToString(), providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                inlined.SerializeToString(), sess_options=quiet_session_options(), providers=["CPUExecutionProvider"]
+            )
             for i, (got, want) in enumerate(zip(session.run(None, feed), exported_results, strict=True)):
                 np.testing.assert_array_equal(got, want, err_msg=f"model with inlined functions, output {i}")
 

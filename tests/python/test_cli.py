@@ -248,6 +248,36 @@ def test_cli_validate_checker_failure(capsys, tmp_path):
     assert "pytensor-onnx validate: error:" in err and "onnx.checker rejected the model" in err
 
 
+def test_cli_inspect_shows_metadata_and_docs(capsys, tmp_path):
+    x = pt.vector("x")
+    path = tmp_path / "m.onnx"
+    export_onnx([x], [2 * x], filename=path, metadata={"author": "me", "layout": "[" + "1, " * 200 + "1]"},
+                input_docs=["the data"], output_names=["y"], output_docs={"y": "twice the data"})
+    status, out, _ = run_cli(capsys, "inspect", path)
+    assert status == 0
+    lines = out.splitlines()
+    metadata = lines[lines.index("metadata:") + 1: lines.index("inputs:")]
+    assert metadata[0] == f"  pytensor_version: {compat.PYTENSOR_VERSION}"
+    assert "  author: me" in metadata
+    (layout,) = [line for line in metadata if line.startswith("  layout: ")]
+    assert layout.endswith("... (603 characters; onnx.load(path).metadata_props has them)")
+    assert len(layout) < cli.METADATA_SHOWN + 100
+    assert lines[lines.index("inputs:") + 1] == "  x: float64[x_dim0]  (the data)"
+    assert lines[lines.index("outputs:") + 1] == "  y: float64[x_dim0]  (twice the data)"
+
+
+def test_cli_validate_unavailable_provider_fails(capsys, mlp_file):
+    """ONNX Runtime only warns about a provider it lacks and runs on the CPU; validate says so and fails."""
+    path, _ = mlp_file
+    status, out, err = run_cli(capsys, "validate", path, "--provider", "CUDAExecutionProvider")
+    assert status == 1
+    assert out == ""
+    assert "pytensor-onnx validate: error:" in err
+    assert "--provider 'CUDAExecutionProvider' is not available in this onnxruntime build" in err
+    status, out, _ = run_cli(capsys, "validate", path, "--provider", "CPUExecutionProvider")
+    assert status == 0 and "with CPUExecutionProvider" in out
+
+
 def test_cli_validate_runtime_failure(capsys, tmp_path):
     # A custom-domain op passes the checker but ONNX Runtime has no kernel for it.
     graph = helper.make_graph(

@@ -807,3 +807,38 @@ def test_the_errors_table_names_tests_that_exist():
         if not re.search(rf"^def {name}\(", source, re.MULTILINE):
             missing.append(f"{filename or 'test_errors.py'}::{name}")
     assert not missing, missing
+
+
+def _failing_functions(**mode_kwargs):
+    from pytensor.raise_op import Assert
+
+    x = pt.vector("x")
+    mode = onnx_mode(**mode_kwargs)
+    checked = pytensor.function([x], Assert("x must be positive")(x, pt.all(x > 0)), mode=mode)
+    indexed = pytensor.function([x], x[pt.arange(3)], mode=mode)  # out of bounds for a shorter x
+    return checked, indexed
+
+
+def test_failed_runs_leave_stderr_to_the_exception(capfd):
+    """ONNX Runtime's red [E:onnxruntime:...] line is not printed for a failed run in the sessions
+    pytensor_onnx creates: the exception says what went wrong."""
+    checked, indexed = _failing_functions()
+    capfd.readouterr()
+    with pytest.raises(AssertionError, match="x must be positive"):
+        checked(np.array([-1.0]))
+    with pytest.raises(RuntimeError, match="out of data bounds"):
+        indexed(np.ones(2))
+    err = capfd.readouterr().err
+    assert "onnxruntime" not in err, err
+    assert checked.maker.linker.session.get_session_options().log_severity_level == 4
+
+
+def test_user_session_options_keep_their_log_level(capfd):
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    checked, _ = _failing_functions(session_options=options)
+    assert checked.maker.linker.session.get_session_options().log_severity_level == 3
+    capfd.readouterr()
+    with pytest.raises(AssertionError, match="x must be positive"):
+        checked(np.array([-1.0]))
+    assert "[E:onnxruntime" in capfd.readouterr().err
