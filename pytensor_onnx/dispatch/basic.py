@@ -288,10 +288,10 @@ def _note_failing_node(exc: BaseException, node) -> None:
     if any(note.startswith(_NOTE_START) for note in getattr(exc, "__notes__", ())):
         return
     rule = onnx_funcify.dispatch(type(node.op))
-    exc.add_note(
-        f"{_NOTE_START} {node} (Op {type(node.op).__name__}) with the ONNX rule "
-        f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', rule)}"
-    )
+    op = type(node.op).__name__
+    how = f"(Op {op}, which has no ONNX rule)" if rule is onnx_funcify.dispatch(object) else (
+        f"(Op {op}) with the ONNX rule {getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', rule)}")
+    exc.add_note(f"{_NOTE_START} {node} {how}")
 
 
 def lookup(g, env, var):

@@ -35,6 +35,9 @@ def test_op_without_rule_fails_at_compile_time():
     message = str(info.value)
     assert "onnx_funcify.register(UnconvertibleOp)" in message  # says how to add one
     assert "def _(op, node, g, *inputs)" in message
+    # The note names the node, and says that no rule exists (not "with the ONNX rule ...onnx_funcify").
+    (note,) = info.value.__notes__
+    assert note == "while converting the node UnconvertibleOp(x) (Op UnconvertibleOp, which has no ONNX rule)"
 
 
 def test_op_without_rule_fails_at_export():
