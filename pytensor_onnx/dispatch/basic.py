@@ -243,6 +243,16 @@ class ConversionScope:
         self.nodes = nodes
         #: the graph's outputs; None when the caller did not say
         self.outputs = None if outputs is None else list(outputs)
+        self._clients = None
+
+    def clients(self, var) -> list:
+        """The nodes of this graph that read ``var``."""
+        if self._clients is None:
+            self._clients = {}
+            for node in self.nodes:
+                for inp in dict.fromkeys(node.inputs):
+                    self._clients.setdefault(inp, []).append(node)
+        return self._clients.get(var, [])
 
 
 _scopes = threading.local()
@@ -254,11 +264,25 @@ def current_scope() -> ConversionScope | None:
     return stack[-1] if stack else None
 
 
+class _Fused:
+    """What a rule returns for an output whose readers it has converted itself,
+    into the same node (a fused kernel that sums the output instead of
+    writing it): the output has no value of its own."""
+
+    def __repr__(self):
+        return "FUSED"
+
+
+FUSED = _Fused()
+
+
 def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=None) -> None:
     """Apply the rules to ``nodes`` (in topological order), extending ``env``
     (Variable -> ONNX value). Also used for inner graphs such as Composite's,
     whose scalar nodes run on whole tensors (``check_shapes=False`` there).
-    ``outputs``: the graph's outputs, if known (see ``ConversionScope``)."""
+    ``outputs``: the graph's outputs, if known (see ``ConversionScope``).
+    A node whose outputs an earlier rule has already given values (see
+    ``FUSED``) is not converted again."""
     nodes = list(nodes)
     stack = getattr(_scopes, "stack", None)
     if stack is None:
@@ -266,6 +290,8 @@ def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=Non
     stack.append(ConversionScope(g, env, nodes, outputs))
     try:
         for node in nodes:
+            if node.outputs and all(var in env for var in node.outputs):
+                continue  # fused into an earlier node by that node's rule
             inputs = [_lookup(g, env, var) for var in node.inputs]
             try:
                 result = onnx_funcify(node.op, node, g, *inputs)
@@ -274,6 +300,8 @@ def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=Non
                 raise
             outs = _as_output_list(result, node)
             for var, value in zip(node.outputs, outs):
+                if value is FUSED:
+                    continue  # read only by nodes the rule converted: no value
                 _check_output(node, var, value, check_shapes)
                 env[var] = value
     finally:

@@ -8,17 +8,25 @@ tensors, so the inner graph converts node by node onto the outer values.
 from pytensor.graph.traversal import ancestors
 from pytensor.scalar.basic import Composite
 
-from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
-from pytensor_onnx.dispatch.kernel import elemwise_kernel, keeps_native_epilogue
+from pytensor_onnx.dispatch.basic import FUSED, convert_nodes, current_scope, kernels_enabled, lookup, onnx_funcify
+from pytensor_onnx.dispatch.kernel import elemwise_kernel, keeps_native_epilogue, summing_readers
 
 
 @onnx_funcify.register(Composite)
 def _composite(op, node, g, *inputs):
     inner = op.fgraph
     if kernels_enabled() and not keeps_native_epilogue(op, node):
-        # Mode ONNX: the whole fused program as one node of the kernel library.
-        outs = elemwise_kernel(g, inner.inputs, inner.outputs, inputs, [o.type.dtype for o in node.outputs])
+        # Mode ONNX: the whole fused program as one node of the kernel library,
+        # which also sums the outputs that only a Sum reads.
+        readers = summing_readers(node)
+        dtypes = [o.type.dtype for o in node.outputs]
+        outs = elemwise_kernel(g, inner.inputs, inner.outputs, inputs, dtypes, [r is not None for r in readers])
         if outs is not None:
+            env = current_scope().env if any(readers) else None
+            for i, reader in enumerate(readers):
+                if reader is not None:
+                    env[reader.outputs[0]] = outs[i]
+                    outs[i] = FUSED
             return outs
     env = dict(zip(inner.inputs, inputs, strict=True))
     convert_nodes(inner.toposort(), g, env, check_shapes=False)

@@ -202,11 +202,42 @@ def uses_kernel(scalar_op) -> bool:
     return isinstance(scalar_op, ps.Composite) or not isinstance(scalar_op, _NATIVE)
 
 
-def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes):
+def summing_readers(node) -> list:
+    """Per output of the Elemwise ``node``: the Sum over all its axes that is
+    its only reader (float64 in and out, accumulated in float64, not a graph
+    output), or None. The kernel node then sums that output itself, in
+    position order as PyTensor's C and Numba sums do, instead of writing an
+    array that a ReduceSum reads back."""
+    from pytensor.tensor.math import Sum
+
+    from pytensor_onnx.dispatch.basic import current_scope
+
+    scope = current_scope()
+    if scope is None or scope.outputs is None:
+        return [None] * len(node.outputs)
+    found = []
+    for out in node.outputs:
+        readers = scope.clients(out)
+        reader = readers[0] if len(readers) == 1 else None
+        ok = (
+            reader is not None
+            and out not in scope.outputs
+            and type(reader.op) is Sum
+            and out.type.dtype == "float64"
+            and reader.outputs[0].type.dtype == "float64"
+            and getattr(reader.op, "acc_dtype", None) in (None, "float64")
+            and (reader.op.axis is None or sorted(a % out.type.ndim for a in reader.op.axis) == list(range(out.type.ndim)))
+        )
+        found.append(reader if ok else None)
+    return found
+
+
+def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=None):
     """The kernel nodes computing ``scalar_outputs`` of the scalar graph on ``values``
     (the ONNX values of ``scalar_inputs``), or None when the kernels cannot.
     One node per output dtype; each reads every input, so its output has the
-    shape of all inputs broadcast, as the Elemwise's has."""
+    shape of all inputs broadcast, as the Elemwise's has, except the outputs
+    flagged in ``sums``: those are summed over every position (0-d)."""
     if not kernels.ops():
         return None
     input_dtypes = [v.dtype for v in values]
@@ -220,8 +251,10 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes):
         return None
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
     results = [None] * len(registers)
+    sums = list(sums) if sums is not None else [False] * len(out_dtypes)
     for dtype in dict.fromkeys(out_dtypes):
         positions = [i for i, d in enumerate(out_dtypes) if d == dtype]
+        summed = [int(sums[i]) for i in positions]
         outs = g.op(
             f"Elemwise_{dtype}",
             *values,
@@ -230,6 +263,7 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes):
             input_dtypes=" ".join(input_dtypes),
             program=program.text(),
             output_registers=[registers[i] for i in positions],
+            **({"output_sums": summed} if any(summed) else {}),
         )
         outs = outs if isinstance(outs, list | tuple) else [outs]
         for i, value in zip(positions, outs):

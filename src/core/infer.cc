@@ -757,14 +757,16 @@ bool infer_kernel_node(Node& node) {
   if (cut == std::string::npos) return true;
   const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
   if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
-  // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs broadcast.
+  // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs
+  // broadcast, but for the outputs an Elemwise sums (0-d).
   Shape shape = std::vector<Dim>{};
   for (Value* input : node.inputs) {
     if (input) shape = broadcast_shapes(shape, input->shape);
   }
-  for (Value* out : node.outputs) {
-    out->dtype = dtype;
-    out->shape = shape;
+  const std::vector<int64_t> sums = node.attrs.get_ints("output_sums").value_or(std::vector<int64_t>{});
+  for (size_t j = 0; j < node.outputs.size(); ++j) {
+    node.outputs[j]->dtype = dtype;
+    node.outputs[j]->shape = j < sums.size() && sums[j] ? Shape(std::vector<Dim>{}) : shape;
   }
   return true;
 }

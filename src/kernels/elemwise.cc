@@ -40,14 +40,29 @@ std::vector<int64_t> output_shape(const std::vector<ArrayArg>& inputs) {
   return broadcast_shapes(shapes);
 }
 
-std::vector<void*> make_outputs(Ort::KernelContext& ctx, size_t count, const std::vector<int64_t>& shape) {
+// The node's outputs, of `shape`; those flagged in `sums` are 0-d.
+std::vector<void*> make_outputs(Ort::KernelContext& ctx, size_t count, const std::vector<int64_t>& shape,
+                                const std::vector<bool>& sums = {}) {
   if (ctx.GetOutputCount() != count) {
     throw std::invalid_argument("the program has " + std::to_string(count) + " outputs, the node " +
                                 std::to_string(ctx.GetOutputCount()));
   }
+  const std::vector<int64_t> scalar;
   std::vector<void*> outputs;
-  for (size_t j = 0; j < count; ++j) outputs.push_back(ctx.GetOutput(j, shape).GetTensorMutableRawData());
+  for (size_t j = 0; j < count; ++j) {
+    const bool summed = j < sums.size() && sums[j];
+    outputs.push_back(ctx.GetOutput(j, summed ? scalar : shape).GetTensorMutableRawData());
+  }
   return outputs;
+}
+
+// An optional list attribute of the node (empty when absent).
+std::vector<int64_t> optional_ints(const Ort::ConstKernelInfo& info, const char* name) {
+  try {
+    return info.GetAttributes<int64_t>(name);
+  } catch (const Ort::Exception&) {
+    return {};
+  }
 }
 
 // ONNX Runtime's intra-op pool takes a C callback and one pointer.
@@ -65,6 +80,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   program_ = parse_program(kernel_info.GetAttribute<std::string>("input_dtypes"),
                            kernel_info.GetAttribute<std::string>("program"),
                            kernel_info.GetAttributes<int64_t>("output_registers"));
+  set_output_sums(program_, optional_ints(kernel_info, "output_sums"));
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
@@ -77,7 +93,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   const std::vector<DType> dtypes(p.registers.begin(), p.registers.begin() + static_cast<long>(p.num_inputs()));
   const std::vector<ArrayArg> inputs = read_inputs(ctx, dtypes);
   const std::vector<int64_t> shape = output_shape(inputs);
-  const std::vector<void*> outputs = make_outputs(ctx, p.outputs.size(), shape);
+  const std::vector<void*> outputs = make_outputs(ctx, p.outputs.size(), shape, p.sums);
   const ParallelFor parallel = pool_of(ctx);
   evaluate(p, inputs, shape, outputs, &parallel);
 }

@@ -33,6 +33,11 @@ struct Call {
   std::vector<bool> scalar;            // per register
   std::vector<uint64_t> scalar_value;  // per register holding a scalar
   std::vector<size_t> block_code;      // instructions that run per block
+  std::vector<int> sum_index;          // per output: its column of `partials`, -1 unless summed
+  size_t num_sums = 0;
+  // Per task, per summed output: the task's sum. Tasks of one call write
+  // disjoint entries, so the runs that share the call may write them.
+  mutable std::vector<double> partials;
 };
 
 // Fills `dst` with `n` copies of the element at `src`.
@@ -133,6 +138,13 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
     }
     for (size_t j = 0; j < p.outputs.size(); ++j) {
       const int r = p.outputs[j];
+      if (call.sum_index[j] >= 0) {
+        // In position order, as PyTensor's C and Numba sums add.
+        double& acc = call.partials[first_block / kBlocksPerTask * call.num_sums + call.sum_index[j]];
+        const double* values = static_cast<const double*>(operands[r].data);
+        for (size_t k = 0; k < n; ++k) acc += values[operands[r].scalar ? 0 : k];
+        continue;
+      }
       const size_t itemsize = dtype_size(p.registers[r]);
       char* dst = call.outputs[j] + start * itemsize;
       const char* src = static_cast<const char*>(operands[r].data);
@@ -192,7 +204,27 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   for (int64_t d : out_shape) size *= static_cast<size_t>(d);
   call.size = size;
   for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
-  if (size == 0) return;
+  call.sum_index.assign(p.outputs.size(), -1);
+  for (size_t j = 0; j < p.sums.size(); ++j) {
+    if (p.sums[j]) call.sum_index[j] = static_cast<int>(call.num_sums++);
+  }
+  const size_t blocks = (size + kBlock - 1) / kBlock;
+  const size_t tasks = std::max<size_t>(1, (blocks + kBlocksPerTask - 1) / kBlocksPerTask);
+  call.partials.assign(tasks * call.num_sums, 0.0);
+  // The sums: each task's, added in task order (so the result does not
+  // depend on which thread ran what).
+  auto write_sums = [&call, tasks] {
+    for (size_t j = 0; j < call.sum_index.size(); ++j) {
+      if (call.sum_index[j] < 0) continue;
+      double total = 0.0;
+      for (size_t t = 0; t < tasks; ++t) total += call.partials[t * call.num_sums + call.sum_index[j]];
+      std::memcpy(call.outputs[j], &total, sizeof total);
+    }
+  };
+  if (size == 0) {
+    write_sums();
+    return;
+  }
 
   // Inputs are read in place when they have the output's shape, broadcast
   // as one value when they hold one element, gathered per block otherwise.
@@ -243,9 +275,9 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     call.scalar[ins.result] = true;
   }
 
-  const size_t blocks = (size + kBlock - 1) / kBlock;
   run_chunked(blocks, kBlocksPerTask, size < kParallelMin ? nullptr : parallel,
               [&call](size_t first, size_t last) { run_blocks(call, first, last); });
+  write_sums();
 }
 
 void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,

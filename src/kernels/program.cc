@@ -151,4 +151,20 @@ Program parse_program(const std::string& input_dtypes, const std::string& text, 
   return p;
 }
 
+void set_output_sums(Program& program, const std::vector<int64_t>& sums) {
+  program.sums.assign(program.outputs.size(), false);
+  if (sums.empty()) return;
+  if (sums.size() != program.outputs.size()) {
+    throw std::invalid_argument("output_sums has " + std::to_string(sums.size()) + " flags for " +
+                                std::to_string(program.outputs.size()) + " outputs");
+  }
+  for (size_t j = 0; j < sums.size(); ++j) {
+    if (sums[j] == 0) continue;
+    if (program.registers[static_cast<size_t>(program.outputs[j])] != DType::Float64) {
+      throw std::invalid_argument("output " + std::to_string(j) + " is summed, but is not float64");
+    }
+    program.sums[j] = true;
+  }
+}
+
 }  // namespace pytensor_onnx::kernels

@@ -29,6 +29,10 @@ struct Program {
   std::vector<uint64_t> constant_bits; // per register: the constant's value (its dtype's bytes)
   std::vector<Instruction> code;
   std::vector<int> outputs;
+  // Per output: whether the node gives the sum of the register over every
+  // position (a 0-d float64, added in position order) instead of the array:
+  // a Sum of a fused expression, PyMC's usual shape, as part of the node.
+  std::vector<bool> sums;
   // Block storage: each register that needs a buffer gets a slot; a slot is
   // reused once the register it held is read for the last time.
   std::vector<int> slot;  // per register, -1 for constants
@@ -41,5 +45,9 @@ struct Program {
 // Parses and checks a program; throws std::invalid_argument naming the
 // instruction that is wrong.
 Program parse_program(const std::string& input_dtypes, const std::string& text, const std::vector<int64_t>& outputs);
+
+// Marks the outputs whose flag in `sums` (one per output, or none) is set as
+// summed; throws std::invalid_argument for a summed output that is not float64.
+void set_output_sums(Program& program, const std::vector<int64_t>& sums);
 
 }  // namespace pytensor_onnx::kernels

@@ -249,3 +249,60 @@ def test_a_small_epilogue_of_a_matrix_product_stays_native(rng):
     heavy = pt.sigmoid(x @ w + b) * pt.erf(x @ w)
     fn, _ = compare_onnx_and_py([x, w, b], [heavy], values)
     assert kernel_nodes(fn)
+
+
+def test_a_sum_of_a_fused_output_is_part_of_its_kernel_node(rng):
+    # PyMC's log-densities: element-wise terms, each summed. The kernel node
+    # gives the sums (in position order, as PyTensor's C and Numba sums add)
+    # instead of arrays that ReduceSum nodes read back.
+    x, y = pt.vector("x"), pt.matrix("y")
+    terms = pt.exp(x) * 2 + x
+    outputs = [
+        terms.sum(),                       # fused
+        pt.log1p(pt.exp(x)).sum(axis=0),   # all axes: fused
+        (y**2 + pt.sin(y)).sum(axis=1),    # part of the axes: a ReduceSum
+        pt.exp(x) * 3,                     # an array output of the same node
+    ]
+    values = [rng.normal(size=1000), rng.normal(size=(3, 4))]
+    fn, results = compare_onnx_and_py([x, y], outputs, values)
+    types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert types.count("ReduceSum") == 1, types
+    default = pytensor.function([x, y], outputs, mode=pytensor.compile.mode.get_default_mode())
+    for got, want in zip(results, default(*values), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    # Exports keep the ReduceSums.
+    exported = pytensor_onnx.export_onnx([x, y], outputs)
+    assert [n.op_type for n in exported.graph.node].count("ReduceSum") >= 3
+
+
+def test_sums_that_stay_reductions(rng):
+    x = pt.vector("x")
+    terms = pt.exp(x) + x
+    f32 = pt.vector("f32", dtype="float32")
+    cases = [
+        ([x], [terms.sum(), terms]),                           # the summed array is an output too
+        ([x], [terms.sum(), pt.sort(terms)]),                  # read by more than the Sum
+        ([f32], [(pt.exp(f32) + f32).sum()]),                  # float32: PyTensor accumulates otherwise
+    ]
+    for inputs, outputs in cases:
+        values = [rng.normal(size=50).astype(inputs[0].dtype)]
+        fn, _ = compare_onnx_and_py(inputs, outputs, values, rtol=1e-5 if inputs[0].dtype == "float32" else None)
+        assert "ReduceSum" in [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+
+
+def test_fused_sums_of_large_and_empty_arrays(rng):
+    x = pt.vector("x")
+    out = (pt.exp(x) * x).sum()
+    fn, _ = compare_onnx_and_py([x], [out], [rng.normal(size=100_003)])
+    assert [n.op_type for n in fn.maker.linker.onnx_model.graph.node] == ["Elemwise_float64"]
+    assert fn(np.zeros(0))[0] == 0.0
+    # The pool's tasks add their sums in order: any thread count, the same bits.
+    value = rng.normal(size=300_001)
+    one = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode(session_options=_single_thread()))
+    assert fn(value) == one(value)
+
+
+def _single_thread():
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return options

@@ -176,6 +176,58 @@ TEST(KernelProgram, ParallelTasksGiveTheSerialResult) {
   EXPECT_EQ(serial, parallel);
 }
 
+TEST(KernelProgram, SummedOutputsAddEveryPositionInOrder) {
+  // Output 0 written per position, output 1 summed; a broadcast scalar input.
+  Program p = parse_program("float64 float64", "Mul float64 0 1;Add float64 2 0", {2, 3});
+  set_output_sums(p, {0, 1});
+  const size_t n = 1000;
+  std::vector<double> x(n), scale{3.0};
+  for (size_t i = 0; i < n; ++i) x[i] = 1.0 / static_cast<double>(i + 1);
+  std::vector<double> written(n);
+  double summed = -1.0;
+  evaluate(p, {{x.data(), {static_cast<int64_t>(n)}}, {scale.data(), {1}}}, {static_cast<int64_t>(n)},
+           {written.data(), &summed});
+  double expected = 0.0;  // a sequential loop, as PyTensor's C backend sums
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(written[i], 3.0 * x[i]);
+    expected += 3.0 * x[i] + x[i];
+  }
+  EXPECT_EQ(summed, expected);
+
+  // Over an empty array the sum is 0; a summed output must be float64.
+  double empty_sum = -1.0;
+  std::vector<double> none;
+  evaluate(p, {{x.data(), {0}}, {scale.data(), {1}}}, {0}, {none.data(), &empty_sum});
+  EXPECT_EQ(empty_sum, 0.0);
+  Program ints = parse_program("int64", "Neg int64 0", {1});
+  EXPECT_THROW(set_output_sums(ints, {1}), std::invalid_argument);
+  EXPECT_THROW(set_output_sums(p, {1}), std::invalid_argument);  // one flag per output
+}
+
+TEST(KernelProgram, SummedOutputsOfParallelTasksDoNotDependOnTheirOrder) {
+  const size_t n = (1 << 16) + 77;
+  std::vector<double> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = std::sin(static_cast<double>(i));
+  Program p = parse_program("float64", "Exp float64 0", {1});
+  set_output_sums(p, {1});
+  const ParallelFor forward = [](size_t count, const std::function<void(size_t)>& task) {
+    for (size_t t = 0; t < count; ++t) task(t);
+  };
+  const ParallelFor in_reverse = [](size_t count, const std::function<void(size_t)>& task) {
+    for (size_t t = count; t-- > 0;) task(t);
+  };
+  double a = 0, b = 0, serial = 0;
+  const std::vector<int64_t> shape{static_cast<int64_t>(n)};
+  evaluate(p, {{x.data(), shape}}, shape, {&a}, &forward);
+  evaluate(p, {{x.data(), shape}}, shape, {&b}, &in_reverse);
+  evaluate(p, {{x.data(), shape}}, shape, {&serial});
+  EXPECT_EQ(a, b);
+  double expected = 0.0;
+  for (double v : x) expected += std::exp(v);
+  EXPECT_NEAR(a, expected, 1e-12 * std::abs(expected));
+  EXPECT_EQ(serial, expected);
+}
+
 TEST(KernelProgram, EmptyArraysRunNothing) {
   Program p = parse_program("float64", "Exp float64 0", {1});
   std::vector<double> input{1.0}, sentinel{-1.0};
