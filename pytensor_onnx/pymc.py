@@ -706,7 +706,14 @@ def _spline_wrapper(op, node, g, x):
     from scipy.interpolate import splev
 
     spline = op.spline
-    t, _, k = tck = spline._eval_args
+    # (t, c, k): what UnivariateSpline.__call__ itself hands to FITPACK's splev.
+    tck = getattr(spline, "_eval_args", None)
+    if tck is None:
+        raise NotImplementedError(
+            f"SplineWrapper of a {type(spline).__name__}: the rule converts scipy.interpolate.UnivariateSpline "
+            "(and its subclasses, as PyMC builds them)"
+        )
+    t, _, k = tck
     ext = int(getattr(spline, "ext", 0))
     if ext == 2:
         raise NotImplementedError(

@@ -96,13 +96,16 @@ def test_spline_wrapper_follows_the_scipy_spline(k, ext):
     compare_onnx_and_py([x], [op(x), pt.grad(op(x).sum(), x)], [values], rtol=1e-12, atol=1e-12)
 
 
-def test_spline_wrapper_that_raises_outside_is_refused():
+def test_spline_wrapper_that_cannot_convert_is_refused():
     from pymc.distributions.dist_math import SplineWrapper
 
     spline = interpolate.InterpolatedUnivariateSpline([0.0, 1.0, 2.0], [1.0, 3.0, 2.0], k=1, ext="raise")
     x = pt.vector("x")
     with pytest.raises(NotImplementedError, match="ext='raise'"):
         compare_onnx_and_py([x], [SplineWrapper(spline)(x)], [np.array([0.5])])
+    cubic = interpolate.CubicSpline([0.0, 1.0, 2.0], [1.0, 3.0, 2.0])
+    with pytest.raises(NotImplementedError, match="SplineWrapper of a CubicSpline"):
+        compare_onnx_and_py([x], [SplineWrapper(cubic)(x)], [np.array([0.5])])
 
 
 def test_batched_diag():
