@@ -8,8 +8,8 @@ tensors, so the inner graph converts node by node onto the outer values.
 from pytensor.graph.traversal import ancestors
 from pytensor.scalar.basic import Composite
 
-from pytensor_onnx.dispatch.basic import FUSED, convert_nodes, current_scope, kernels_enabled, lookup, onnx_funcify
-from pytensor_onnx.dispatch.kernel import elemwise_kernel, keeps_native_epilogue, summing_readers
+from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
+from pytensor_onnx.dispatch.kernel import elemwise_node_kernel, keeps_native_epilogue
 
 
 @onnx_funcify.register(Composite)
@@ -18,15 +18,8 @@ def _composite(op, node, g, *inputs):
     if kernels_enabled() and not keeps_native_epilogue(op, node):
         # Mode ONNX: the whole fused program as one node of the kernel library,
         # which also sums the outputs that only a Sum reads.
-        readers = summing_readers(node)
-        dtypes = [o.type.dtype for o in node.outputs]
-        outs = elemwise_kernel(g, inner.inputs, inner.outputs, inputs, dtypes, [r is not None for r in readers])
+        outs = elemwise_node_kernel(g, node, inner.inputs, inner.outputs, inputs)
         if outs is not None:
-            env = current_scope().env if any(readers) else None
-            for i, reader in enumerate(readers):
-                if reader is not None:
-                    env[reader.outputs[0]] = outs[i]
-                    outs[i] = FUSED
             return outs
     env = dict(zip(inner.inputs, inputs, strict=True))
     convert_nodes(inner.toposort(), g, env, check_shapes=False)

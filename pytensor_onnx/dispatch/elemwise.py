@@ -5,7 +5,7 @@ from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from pytensor.scalar.basic import Composite, get_scalar_type
 
 from pytensor_onnx.dispatch.basic import kernels_enabled, onnx_funcify
-from pytensor_onnx.dispatch.kernel import elemwise_kernel, uses_kernel
+from pytensor_onnx.dispatch.kernel import elemwise_node_kernel, uses_kernel
 
 
 @onnx_funcify.register(Elemwise)
@@ -20,7 +20,7 @@ def _elemwise(op, node, g, *inputs):
         except (TypeError, ValueError, NotImplementedError):
             scalar_outputs = None
         if scalar_outputs is not None:
-            outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, inputs, [o.type.dtype for o in node.outputs])
+            outs = elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, inputs)
             if outs is not None:
                 return outs
     # PyTensor has already aligned the ranks, so ONNX's NumPy broadcasting

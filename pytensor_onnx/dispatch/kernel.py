@@ -269,3 +269,23 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=N
         for i, value in zip(positions, outs):
             results[i] = value
     return results
+
+
+def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
+    """The outputs of the Elemwise ``node`` (its scalar graph ``scalar_inputs ->
+    scalar_outputs`` on ``values``) as kernel nodes, or None when the kernels
+    cannot: an output that only a Sum reads is summed by the node itself (see
+    ``summing_readers``); it gets no value of its own (``FUSED``) and the Sum
+    its result."""
+    from pytensor_onnx.dispatch.basic import FUSED, current_scope
+
+    readers = summing_readers(node)
+    dtypes = [o.type.dtype for o in node.outputs]
+    outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, [r is not None for r in readers])
+    if outs is None:
+        return None
+    for i, reader in enumerate(readers):
+        if reader is not None:
+            current_scope().env[reader.outputs[0]] = outs[i]
+            outs[i] = FUSED
+    return outs
