@@ -20,6 +20,7 @@ import pytensor
 import pytensor.tensor as pt
 
 import pytensor_onnx  # noqa: F401
+from pytensor_onnx import kernels
 from pytensor_onnx.linker import default_session_options
 
 N_CALLS = 2000
@@ -40,9 +41,11 @@ def main() -> int:
     onnx_fn = pytensor.function([x], y, mode="ONNX")
     trusted = pytensor.function([x], y, mode="ONNX")
     trusted.trust_input = True
+    options = default_session_options()
+    if kernels.model_uses_kernels(onnx_fn.maker.linker.onnx_model_bytes):
+        kernels.register(options, fresh=True)  # the model holds kernel-library nodes
     session = ort.InferenceSession(
-        onnx_fn.maker.linker.onnx_model_bytes, sess_options=default_session_options(),
-        providers=["CPUExecutionProvider"],
+        onnx_fn.maker.linker.onnx_model_bytes, sess_options=options, providers=["CPUExecutionProvider"],
     )
     input_name = session.get_inputs()[0].name
 
