@@ -167,6 +167,14 @@ class _ValueLayout:
             replacements[v] = pt.specify_shape(piece, shape) if shape else piece
         return flat, replacements
 
+    def shaped_inputs(self):
+        """One input per value variable, of the static shape the layout
+        records (the value variables' own types leave sizes unknown, and an
+        input whose dims are unknown would broadcast a length 1 where PyMC
+        raises), and the value variables replaced by them."""
+        inputs = [pt.tensor(v.name, shape=shape, dtype=v.type.dtype) for v, shape in zip(self.value_vars, self.shapes)]
+        return inputs, dict(zip(self.value_vars, inputs))
+
 
 def _exported_dtype(dtype: str, float32: bool) -> str:
     return "float32" if float32 and dtype == "float64" else dtype
@@ -377,8 +385,8 @@ def export_logp(
         output_names = ["logp"] + ([FLAT_GRADIENT] if grads else [])
         input_names = [FLAT_INPUT]
     else:
-        outputs = [logp, *grads]
-        inputs = value_vars
+        inputs, replacements = layout.shaped_inputs()
+        outputs = graph_replace([logp, *grads], replacements, strict=False)
         output_names = ["logp"] + [_gradient_name(v.name) for v in value_vars][: len(grads)]
         input_names = [v.name for v in value_vars]
     inputs = inputs + list(data.values())
@@ -487,7 +495,9 @@ def export_deterministics(
         outputs = graph_replace(outputs, replacements, strict=False)
         inputs, input_names = [flat_input], [FLAT_INPUT]
     else:
-        inputs, input_names = value_vars, [v.name for v in value_vars]
+        inputs, replacements = layout.shaped_inputs()
+        outputs = graph_replace(outputs, replacements, strict=False)
+        input_names = [v.name for v in value_vars]
     used = set(input_names)
     output_names = [v.name if v.name not in used else f"{v.name}_out" for v in candidates]
     described = {

@@ -213,7 +213,8 @@ def _fgraph_to_onnx(
             value = initializer_values[inp] if inp in initializer_values else inp.get_value(borrow=True)
             env[inp] = const(g, value, onnx_dtype(inp))
 
-    convert_nodes(fgraph.toposort(), g, env, outputs=fgraph.outputs)
+    nodes = fgraph.toposort()
+    convert_nodes(nodes, g, env, outputs=fgraph.outputs)
 
     if output_names is None:
         out_names = _unique_names(fgraph.outputs, "output_", taken)
@@ -221,12 +222,20 @@ def _fgraph_to_onnx(
         out_names = list(output_names)
         if len(out_names) != len(fgraph.outputs):
             raise ValueError(f"output_names has {len(out_names)} names for {len(fgraph.outputs)} outputs")
-    for var, name in zip(fgraph.outputs, out_names):
+    from pytensor_onnx.dispatch.broadcast import checked_outputs
+
+    values = [_lookup(g, env, var) for var in fgraph.outputs]
+    tensors = [not _is_static_type(var) for var in fgraph.outputs]
+    checked = checked_outputs(g, nodes, env, fgraph.outputs, values, tensors)
+    for var, name, value, original in zip(fgraph.outputs, out_names, checked, values):
         # PyTensor knows every output's rank, where the builder's inference may
         # not. Only the rank is declared: PyTensor's static dims can be wrong
         # (split_dims with a -1 size gives a static -1).
         declared = None if _is_static_type(var) else [None] * len(static_shape(var))
-        g.output(_lookup(g, env, var), name, shape=declared)
+        if value is not original and original.shape is not None:
+            # read through the broadcast check: the sizes the builder knew
+            declared = [d if isinstance(d, int) else None for d in original.shape]
+        g.output(value, name, shape=declared)
     if optimize:
         g.optimize()
     return ConversionResult(g, names, out_names, initializer_inputs)

@@ -36,10 +36,12 @@ def combined(layouts):
     return tuple(shape), tuple(static)
 
 
-def draw_partner_layout(ctx, target, *, grow=True):
+def draw_partner_layout(ctx, target, *, grow=True, refused=False):
     """A ``(shape, static)`` that broadcasts with the ``target`` layout: the
     target's trailing dims, each kept or replaced by a static 1 (or, where the
     target has a static 1, any size), with extra leading dims at times.
+    ``refused``: rarely a length 1 of unknown static size where the target's
+    is longer, which PyTensor refuses to broadcast at run time.
     ``grow=False``: one that broadcasts *to* the target (no dim larger, no
     extra dim)."""
     shape, static = target
@@ -54,6 +56,13 @@ def draw_partner_layout(ctx, target, *, grow=True):
             continue
         size, known = shape[-axis], static[-axis]
         choice = draw(st.sampled_from(["same", "same", "one", "any"]))
+        if refused and size > 1 and known != 1 and draw(st.integers(0, 15)) == 0:
+            # Error parity: a length-1 dim PyTensor does not know to be 1
+            # against a longer one; PyTensor refuses to broadcast it at run
+            # time, and mode ONNX and the export must fail too.
+            out_shape.append(1)
+            out_static.append(None)
+            continue
         if choice == "one":
             out_shape.append(1)
             out_static.append(1)
@@ -74,10 +83,10 @@ def draw_dtype(ctx, like=None):
     return ctx.draw(st.sampled_from(DTYPES))
 
 
-def partner(ctx, layouts, *, dtype=None, predicate=lambda m: True, grow=True):
+def partner(ctx, layouts, *, dtype=None, predicate=lambda m: True, grow=True, refused=False):
     """An operand that broadcasts with all ``layouts`` (``grow=False``: to
     them): a graph variable when one fits (and the draw says so), else a new
-    input."""
+    input (``refused``: see ``draw_partner_layout``)."""
     target = combined(layouts)
 
     def fits(m):
@@ -88,7 +97,7 @@ def partner(ctx, layouts, *, dtype=None, predicate=lambda m: True, grow=True):
     meta = ctx.pick(fits)
     if meta is not None:
         return meta
-    shape, static = draw_partner_layout(ctx, target, grow=grow)
+    shape, static = draw_partner_layout(ctx, target, grow=grow, refused=refused)
     return ctx.new_input(dtype or draw_dtype(ctx), shape, static)
 
 

@@ -1,0 +1,194 @@
+"""Run-time broadcasting that PyTensor refuses, refused in the model too.
+
+PyTensor broadcasts a dim only where the type says it is 1
+(``type.shape[i] == 1``); two inputs of an Elemwise whose dims it does not
+know to be 1 must have equal sizes at run time (``x + y`` of a length-1 and a
+length-3 vector raises ``ValueError``). ONNX's element-wise ops, and the
+kernel library's Elemwise nodes, broadcast any size-1 dim.
+
+The check is cheap: Elemwise, DimShuffle and CAReduce nodes only relabel or
+share dims, so the dims they force equal are unified over the whole graph
+(union-find over ``(variable, axis)``). In each class, the dims no such node
+derives (graph inputs, outputs of other Ops: the class's *origins*) are
+compared once, whatever number of element-wise nodes share them; a class of
+one origin needs nothing, static sizes need nothing (static mismatches raise
+at conversion). The size differences add up to one index; the model reads a
+one-element tensor at that index (out of range unless it is 0), and that
+Gather is named as a ``CheckAndRaise(ValueError, ...)`` (``raise_op``) so
+mode ONNX raises ``ValueError`` (also a ``RuntimeError``) as PyTensor does,
+and any runtime quotes the message. The Gather gives ``[0]``, the axis at
+which each graph output is unsqueezed and squeezed back (no copy: ONNX
+Runtime's Unsqueeze and Squeeze reuse the buffer).
+
+Only the outer graph is checked, and only the nodes every run computes:
+element-wise nodes inside Scan, OpFromGraph or IfElse branches broadcast as
+ONNX does.
+"""
+
+from __future__ import annotations
+
+from pytensor.raise_op import CheckAndRaise
+from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+
+from pytensor_onnx import _core
+from pytensor_onnx.compat import IfElse
+from pytensor_onnx.dispatch.raise_op import check_node_name
+from pytensor_onnx.dispatch.shape import int64_const
+
+#: Off only to measure what the checks cost (bench/broadcast_checks.py).
+ENABLED = True
+
+_MAX_NAMED = 4
+
+
+class _DimClasses:
+    """Union-find over ``(variable, axis)``."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, key):
+        parent = self.parent
+        parent.setdefault(key, key)
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    def union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+
+def equal_dim_classes(nodes) -> list[list[tuple]]:
+    """The origins ``(variable, axis)`` of each class of dims that PyTensor's
+    broadcasting rules force equal in ``nodes`` (classes of two or more)."""
+    classes = _DimClasses()
+    derived = set()
+    for node in nodes:
+        op = node.op
+        if isinstance(op, Elemwise):
+            for out in node.outputs:
+                for axis in range(out.type.ndim):
+                    members = [(inp, axis) for inp in node.inputs if inp.type.shape[axis] != 1]
+                    if members:
+                        derived.add((out, axis))
+                        for member in members:
+                            classes.union((out, axis), member)
+        elif isinstance(op, DimShuffle):
+            out = node.outputs[0]
+            for axis, source in enumerate(op.new_order):
+                if source != "x":
+                    derived.add((out, axis))
+                    classes.union((out, axis), (node.inputs[0], source))
+        elif isinstance(op, CAReduce):
+            x, out = node.inputs[0], node.outputs[0]
+            reduced = set(range(x.type.ndim)) if op.axis is None else {a % x.type.ndim for a in op.axis}
+            kept = [a for a in range(x.type.ndim) if a not in reduced]
+            if len(kept) == out.type.ndim:
+                for axis, source in enumerate(kept):
+                    derived.add((out, axis))
+                    classes.union((out, axis), (x, source))
+    origins: dict = {}
+    for key in classes.parent:
+        if key not in derived:
+            origins.setdefault(classes.find(key), []).append(key)
+    return [members for members in origins.values() if len(members) > 1]
+
+
+def eager_nodes(nodes, outputs) -> list:
+    """The ``nodes`` every run computes: the ancestors of ``outputs``, not
+    through the branch inputs of an IfElse (its branches run lazily, so their
+    dims meet only when taken, and their values are not computed otherwise)."""
+    needed: set = set()
+    stack = list(outputs)
+    while stack:
+        node = stack.pop().owner
+        if node is None or node in needed:
+            continue
+        needed.add(node)
+        stack.extend(node.inputs[:1] if isinstance(node.op, IfElse) else node.inputs)
+    return [node for node in nodes if node in needed]
+
+
+def _describe(var, axis) -> str:
+    return f"{var.name or var} axis {axis}"
+
+
+def _dim(g, value, axis):
+    """Axis ``axis``'s size of ``value`` as a 1-element int64 vector."""
+    return g.op("Shape", value, start=axis, end=axis + 1)
+
+
+def broadcast_mismatch(g, nodes, env):
+    """``(mismatch, message)``: an int64 ``[1]`` Value that is 0 when every
+    class of ``equal_dim_classes(nodes)`` has equal sizes at run time (the
+    sum of the size differences), or ``(None, None)`` when nothing needs
+    checking at run time. Raises ValueError for dims whose static sizes
+    already differ."""
+    differences = []
+    named = []
+    for members in equal_dim_classes(nodes):
+        static, dynamic = {}, []
+        for var, axis in members:
+            value = env.get(var)
+            if not isinstance(value, _core.Value):
+                continue  # no value of its own (basic.FUSED: summed inside a kernel node)
+            size = var.type.shape[axis]
+            if size is None and value.shape is not None and isinstance(value.shape[axis], int):
+                size = value.shape[axis]
+            if size is not None:
+                static.setdefault(size, (var, axis))
+            else:
+                dynamic.append((var, axis, value))
+        if len(static) > 1:
+            (a, b) = list(static.items())[:2]
+            raise ValueError(
+                f"Incompatible static dims that PyTensor's broadcasting requires equal: {_describe(*a[1])} has "
+                f"size {a[0]}, {_describe(*b[1])} has size {b[0]} (only a dim PyTensor knows to be 1 broadcasts)"
+            )
+        if not dynamic or (not static and len(dynamic) < 2):
+            continue
+        if static:
+            [(size, reference)] = static.items()
+            reference_size = int64_const(g, [size])
+            others = dynamic
+        else:
+            reference = dynamic[0][:2]
+            reference_size = _dim(g, dynamic[0][2], dynamic[0][1])
+            others = dynamic[1:]
+        for var, axis, value in others:
+            differences.append(g.op("Abs", g.op("Sub", _dim(g, value, axis), reference_size)))
+            named.append(f"{_describe(*reference)} == {_describe(var, axis)}")
+    if not differences:
+        return None, None
+    mismatch = differences[0]
+    for difference in differences[1:]:
+        mismatch = g.op("Add", mismatch, difference)
+    listed = "; ".join(named[:_MAX_NAMED]) + ("; ..." if len(named) > _MAX_NAMED else "")
+    message = (
+        "Input dimension mismatch: a dim broadcasts only where PyTensor's type says it is 1 (shape[i] == 1); "
+        f"these sizes must be equal at run time: {listed}"
+    )
+    return mismatch, message
+
+
+def checked_outputs(g, nodes, env, outputs, values, tensors):
+    """``values`` (the ONNX Values of the graph's ``outputs``), each tensor
+    (``tensors``: a flag per value) read through the run-time broadcast check
+    of ``nodes`` when one is needed."""
+    if not ENABLED or not any(tensors):
+        return values
+    mismatch, message = broadcast_mismatch(g, eager_nodes(nodes, outputs), env)
+    if mismatch is None:
+        return values
+    # One check node for all outputs: [0] read at index ``mismatch``, out of
+    # range unless it is 0. Each output is unsqueezed at that axis and
+    # squeezed back: both reuse the buffer.
+    name = check_node_name(CheckAndRaise(ValueError, message))
+    axes = g.op("Gather", int64_const(g, [0]), mismatch, axis=0, node_name=name)
+    return [
+        g.op("Squeeze", g.op("Unsqueeze", value, axes), axes=[0]) if tensor else value
+        for value, tensor in zip(values, tensors)
+    ]

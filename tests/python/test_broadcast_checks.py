@@ -1,0 +1,154 @@
+"""Run-time broadcasting that PyTensor refuses is refused by the model too
+(pytensor_onnx/dispatch/broadcast.py): a dim PyTensor does not know to be 1
+never broadcasts, in mode ONNX (kernel and portable forms) and in exported
+files; one check stands for every element-wise node sharing the dims."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from pytensor_onnx import export_onnx
+from pytensor_onnx.dispatch import broadcast
+from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.testing import check_model, compare_onnx_and_py
+
+MODES = {"kernels": onnx_mode(), "portable": onnx_mode(kernels=False)}
+MISMATCH = "Input dimension mismatch"
+
+
+def _graphs():
+    """name -> (inputs, output, a refused feed, an accepted feed)."""
+    x, y = pt.vector("x"), pt.vector("y")
+    m = pt.matrix("m")
+    s3 = pt.vector("s3", shape=(3,))
+    chain = x
+    for i in range(50):
+        chain = pt.exp(-chain) * y + i if i % 2 else chain * 0.5 + y
+    one, three = np.array([1.0]), np.array([1.0, 2.0, 3.0])
+    return {
+        "add": ([x, y], x + y, [one, three], [three, three]),
+        "add_unequal_lengths": ([x, y], x + y, [three, np.ones(4)], [three, three]),
+        "fused_chain": ([x, y], chain, [three, one], [three, three]),
+        "static_against_unknown": ([s3, y], s3 * y, [three, one], [three, three]),
+        "through_dimshuffle": ([m, y], m + y[None, :], [np.ones((2, 3)), one], [np.ones((2, 3)), three]),
+        "through_transpose": ([m, y], m.T * y, [np.ones((1, 2)), np.ones(3)], [np.ones((2, 3)), np.ones(2)]),
+        "through_reduction": ([m, y], m.sum(axis=0) - y, [np.ones((2, 1)), three], [np.ones((2, 3)), three]),
+        "special_function": ([x, y], pt.gammaln(x) + pt.erfinv(y / 4), [three, one], [three, three]),
+    }
+
+
+GRAPHS = _graphs()
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_refused_broadcast_raises_value_error_as_pytensor(name, mode):
+    inputs, out, refused, accepted = GRAPHS[name]
+    reference = pytensor.function(inputs, out, mode="FAST_RUN")
+    with pytest.raises(ValueError):
+        reference(*refused)
+    fn = pytensor.function(inputs, out, mode=MODES[mode])
+    with pytest.raises(ValueError, match=MISMATCH):
+        fn(*refused)
+    np.testing.assert_allclose(fn(*accepted), reference(*accepted), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_exported_model_fails_on_refused_broadcast(name):
+    inputs, out, refused, accepted = GRAPHS[name]
+    compare_onnx_and_py(inputs, out, accepted)
+    model = export_onnx(inputs, [out])
+    check_model(model)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    with pytest.raises(Exception, match=MISMATCH):
+        session.run(None, dict(zip(names, refused)))
+
+
+def _comparisons(model):
+    return sum(node.op_type == "Abs" for node in model.graph.node)
+
+
+def _check_nodes(model):
+    return [node for node in model.graph.node if node.name.startswith("pytensor_check:")]
+
+
+def test_one_check_for_many_element_wise_nodes():
+    # 50 element-wise steps over x and y: their dims form one class, so one
+    # comparison, one check node.
+    inputs, out, _, _ = GRAPHS["fused_chain"]
+    model = export_onnx(inputs, [out])
+    assert _comparisons(model) == 1
+    assert len(_check_nodes(model)) == 1
+
+
+def test_no_check_where_pytensor_knows_the_sizes():
+    # Static sizes; one origin per class; static 1s that broadcast (an
+    # outer sum: column (n, 1) + row (1, m)).
+    x = pt.vector("x", shape=(3,))
+    y = pt.vector("y", shape=(3,))
+    column = pt.matrix("column", shape=(None, 1))
+    z = pt.vector("z")
+    for out, inputs in (([x + y * 2], [x, y]), ([column + z], [column, z]), ([pt.exp(z) * z], [z])):
+        model = export_onnx(inputs, out)
+        assert not _check_nodes(model), onnx.printer.to_text(model.graph)
+    fn = pytensor.function([column, z], column + z, mode="ONNX")
+    np.testing.assert_array_equal(fn(np.ones((2, 1)), np.arange(3.0)), np.ones((2, 1)) + np.arange(3.0))
+
+
+def test_static_sizes_that_differ_fail_at_conversion():
+    # PyTensor builds this graph (y's size is unknown) and fails every call.
+    x3, x4, y = pt.vector("x3", shape=(3,)), pt.vector("x4", shape=(4,)), pt.vector("y")
+    with pytest.raises(ValueError, match=r"x\d axis 0 has size \d, x\d axis 0 has size \d"):
+        export_onnx([x3, x4, y], [x3 + y, y * x4])
+
+
+def test_checks_can_be_switched_off_only_for_measurement(monkeypatch):
+    # The tests above fail without the checks (ONNX broadcasts the length 1).
+    inputs, out, refused, _ = GRAPHS["add"]
+    monkeypatch.setattr(broadcast, "ENABLED", False)
+    fn = pytensor.function(inputs, out, mode=onnx_mode())
+    np.testing.assert_array_equal(fn(*refused), [2.0, 3.0, 4.0])
+
+
+def test_pymc_per_variable_export_has_the_layout_shapes():
+    # docs/pymc.md's model: theta had shape ['theta_dim0'] although its layout
+    # says [3], so a length-1 theta gave a log-density where PyMC raises.
+    pm = pytest.importorskip("pymc")
+    from pytensor_onnx.pymc import export_deterministics, export_logp, read_layout
+
+    with pm.Model(coords={"g": range(3)}) as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        theta = pm.Normal("theta", mu, sigma, dims="g")
+        pm.Deterministic("spread", 2 * sigma)
+        pm.Normal("y", theta, 1.0, observed=[0.1, -0.3, 0.7], dims="g")
+    for exported in (export_logp(model), export_deterministics(model)):
+        check_model(exported)
+        layout = {v["name"]: v["shape"] for v in read_layout(exported)["variables"]}
+        for graph_input in exported.graph.input:
+            dims = [d.dim_value for d in graph_input.type.tensor_type.shape.dim]
+            assert dims == layout[graph_input.name], (graph_input.name, dims)
+    session = ort.InferenceSession(export_logp(model).SerializeToString(), providers=["CPUExecutionProvider"])
+    point = {k: np.asarray(v) for k, v in model.initial_point().items()}
+    want = model.compile_logp()(point)
+    np.testing.assert_allclose(session.run(None, point)[0], want, rtol=1e-12)
+    with pytest.raises(Exception, match="theta"):
+        session.run(None, {**point, "theta": np.zeros(1)})
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_branch_not_taken_is_not_checked(mode):
+    # PyTensor's ifelse is lazy: the sizes of x + y meet only when the branch
+    # is taken (dispatch/broadcast.eager_nodes).
+    from pytensor_onnx.compat import ifelse
+
+    c, x, y = pt.scalar("c"), pt.vector("x"), pt.vector("y")
+    fn = pytensor.function([c, x, y], ifelse(c > 0, x + y, x), mode=MODES[mode])
+    np.testing.assert_array_equal(fn(np.float64(-1), np.arange(3.0), np.ones(1)), np.arange(3.0))
+    np.testing.assert_array_equal(fn(np.float64(1), np.arange(3.0), np.ones(3)), np.arange(3.0) + 1)
