@@ -27,8 +27,10 @@ _KERNELS = {
     "det": "Det",
     "slogdet": "SLogDet",
     "eigh": "Eigh",
+    "qr": "QR",
+    "svd": "SVD",
 }
-_OUTPUTS = {"LUFactor": 4, "MatrixInverse": 2, "SLogDet": 2, "Eigh": 2}
+_OUTPUTS = {"LUFactor": 4, "MatrixInverse": 2, "SLogDet": 2, "Eigh": 2, "QR": 4, "SVD": 3}
 #: The operand dtypes of kernels that do not take float32 and float64 matrices.
 _DTYPES = {"PivotToPermutations": ("int64",)}
 #: Solve's matrix structures the kernel factors (getrf, sytrf, potrf); the
@@ -60,6 +62,8 @@ def factorization(g, recipe: str, *inputs, kernel_attrs=None, **attrs):
         return g.recipe(recipe, *inputs, **attrs)
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
     kernel = _KERNELS[recipe]
+    if kernel == "SVD" and not attrs.get("compute_uv", 1):
+        kernel = "SVDValues"  # the singular values only (gesdd's jobz "N")
     return g.op(
         f"{kernel}_{dtype}", *inputs, domain=kernels.DOMAIN, outputs=_OUTPUTS.get(kernel, 1), **attrs,
         **(kernel_attrs or {}),

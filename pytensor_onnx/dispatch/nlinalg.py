@@ -261,7 +261,9 @@ def _svd(op, node, g, x):
     full_matrices) some orthonormal completion."""
     dtype = output_dtype(node, len(node.outputs) - 1 if not op.compute_uv else 1)
     x = g.cast(x, dtype)
-    outputs = g.recipe("svd", x, full_matrices=int(op.full_matrices), compute_uv=int(op.compute_uv), tall=_tall(x))
+    outputs = factorization(
+        g, "svd", x, full_matrices=int(op.full_matrices), compute_uv=int(op.compute_uv), tall=_tall(x)
+    )
     return outputs
 
 

@@ -331,7 +331,7 @@ def _qr(op, node, g, x):
     """scipy.linalg.qr (PyTensor's QR) from LAPACK-convention Householder reflectors."""
     dtype = output_dtype(node)
     x = g.cast(x, dtype)
-    packed, tau, q_full, perm = g.recipe("qr", x, pivoting=int(op.pivoting))
+    packed, tau, q_full, perm = factorization(g, "qr", x, pivoting=int(op.pivoting))
     rows, cols = _rows_cols(g, x)
     k = g.op("Min", rows, cols)
     rank = x.rank

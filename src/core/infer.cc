@@ -714,6 +714,27 @@ Shape with_core(const Shape& batch, const Shape& shape, size_t core) {
   return dims;
 }
 
+// min(a, b) of two dims: known when both are, the dim itself when they are one.
+Dim min_dim(const Dim& a, const Dim& b) {
+  if (a.is_known() && b.is_known()) return Dim::known(std::min(a.size, b.size));
+  return a.same_as(b) ? a : Dim::unknown();
+}
+
+// The shapes of QR's and SVD's outputs from a stack of m x n matrices.
+std::vector<Shape> qr_svd_shapes(const std::string& kernel, const Shape& a, bool full_matrices) {
+  if (!a || a->size() < 2) return {std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  const std::vector<Dim> batch(a->begin(), a->end() - 2);
+  const Dim m = (*a)[a->size() - 2], n = a->back(), k = min_dim(m, n);
+  auto with = [&batch](std::initializer_list<Dim> tail) {
+    std::vector<Dim> dims = batch;
+    dims.insert(dims.end(), tail);
+    return Shape(dims);
+  };
+  if (kernel == "QR") return {a, with({k}), with({m, m}), with({n})};
+  if (kernel == "SVDValues") return {with({k})};
+  return {with({m, full_matrices ? m : k}), with({k}), with({full_matrices ? n : k, n})};
+}
+
 // The linear-algebra kernels (src/kernels/linalg_kernel.h): the shapes their
 // recipes give. False for another kernel.
 bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
@@ -735,6 +756,8 @@ bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
     shapes = {leading_dims(a, 2), leading_dims(a, 2)};
   } else if (kernel == "Eigh") {
     shapes = {leading_dims(a, 1), a};
+  } else if (kernel == "QR" || kernel == "SVD" || kernel == "SVDValues") {
+    shapes = qr_svd_shapes(kernel, a, node.attrs.get_int("full_matrices", 1) != 0);
   } else {
     return false;
   }
@@ -742,7 +765,8 @@ bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
   const bool lu = kernel == "LUFactor";
   for (size_t i = 0; i < node.outputs.size() && i < shapes.size(); ++i) {
     const bool flag = (kernel == "MatrixInverse" && i == 1) || (lu && i == 3);
-    node.outputs[i]->dtype = flag ? DType::Bool : (lu && i > 0) ? DType::Int64 : dtype;
+    const bool index = (lu && i > 0 && i < 3) || (kernel == "QR" && i == 3);
+    node.outputs[i]->dtype = flag ? DType::Bool : index ? DType::Int64 : dtype;
     node.outputs[i]->shape = shapes[i];
   }
   return true;

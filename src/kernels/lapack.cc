@@ -21,6 +21,10 @@ void for_each_routine(Routines<T>& r, Visit&& visit) {
   visit("sytrs", r.sytrs);
   visit("syevd", r.syevd);
   visit("syevr", r.syevr);
+  visit("geqrf", r.geqrf);
+  visit("geqp3", r.geqp3);
+  visit("orgqr", r.orgqr);
+  visit("gesdd", r.gesdd);
 }
 
 template <class T>

@@ -30,6 +30,14 @@ struct Routines {
                 const T* vl, const T* vu, const int* il, const int* iu, const T* abstol, int* m, T* w, T* z,
                 const int* ldz, int* isuppz, T* work, const int* lwork, int* iwork, const int* liwork,
                 int* info) = nullptr;
+  void (*geqrf)(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork,
+                int* info) = nullptr;
+  void (*geqp3)(const int* m, const int* n, T* a, const int* lda, int* jpvt, T* tau, T* work, const int* lwork,
+                int* info) = nullptr;
+  void (*orgqr)(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau, T* work,
+                const int* lwork, int* info) = nullptr;
+  void (*gesdd)(const char* jobz, const int* m, const int* n, T* a, const int* lda, T* s, T* u, const int* ldu,
+                T* vt, const int* ldvt, T* work, const int* lwork, int* iwork, int* info) = nullptr;
 };
 
 // The routines of one precision (float: LAPACK's s*, double: d*).

@@ -72,17 +72,23 @@ void fill_nan(T* x, size_t count) {
 
 // `dst` = `src` transposed (n x n), tile by tile so that both stay in cache:
 // how a row-major matrix becomes LAPACK's column-major one and back.
+// Rectangular: `src` rows x cols (row-major) into `dst` cols x rows.
 template <class T>
-void transpose_into(const T* src, T* dst, int n) {
+void transpose_into(const T* src, T* dst, int rows, int cols) {
   constexpr int kTile = 32;
-  for (int i0 = 0; i0 < n; i0 += kTile) {
-    for (int j0 = 0; j0 < n; j0 += kTile) {
-      const int i1 = std::min(n, i0 + kTile), j1 = std::min(n, j0 + kTile);
+  for (int i0 = 0; i0 < rows; i0 += kTile) {
+    for (int j0 = 0; j0 < cols; j0 += kTile) {
+      const int i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
       for (int i = i0; i < i1; ++i) {
-        for (int j = j0; j < j1; ++j) dst[j * n + i] = src[i * n + j];
+        for (int j = j0; j < j1; ++j) dst[static_cast<size_t>(j) * rows + i] = src[static_cast<size_t>(i) * cols + j];
       }
     }
   }
+}
+
+template <class T>
+void transpose_into(const T* src, T* dst, int n) {
+  transpose_into(src, dst, n, n);
 }
 
 // The n x k row-major `b` as LAPACK's column-major right-hand side.
@@ -399,6 +405,86 @@ void eigh(const T* a, T* w, T* v, int n, bool lower, EighDriver driver, Workspac
   transpose_into(vectors, v, n);
 }
 
+template <class T>
+void qr(const T* a, T* packed, T* tau, T* q, int64_t* perm, int m, int n, bool pivoting, Workspace<T>& ws) {
+  const int k = std::min(m, n), lda = std::max(1, m);
+  ws.more.resize(static_cast<size_t>(m) * n);
+  T* factor = ws.more.data();
+  transpose_into(a, factor, m, n);  // column-major, as f2py hands it over
+  T size{};
+  int query = -1, info = 0;
+  if (pivoting) {
+    ws.ints.assign(static_cast<size_t>(n), 0);  // every column free
+    PYTENSOR_ONNX_LAPACK(T, geqp3)(&m, &n, factor, &lda, ws.ints.data(), tau, &size, &query, &info);
+    ws.values.resize(static_cast<size_t>(query_size(size)));
+    const int lwork = static_cast<int>(ws.values.size());
+    PYTENSOR_ONNX_LAPACK(T, geqp3)(&m, &n, factor, &lda, ws.ints.data(), tau, ws.values.data(), &lwork, &info);
+    for (int j = 0; j < n; ++j) perm[j] = ws.ints[static_cast<size_t>(j)] - 1;
+  } else {
+    if (k > 0) {
+      PYTENSOR_ONNX_LAPACK(T, geqrf)(&m, &n, factor, &lda, tau, &size, &query, &info);
+      ws.values.resize(static_cast<size_t>(query_size(size)));
+      const int lwork = static_cast<int>(ws.values.size());
+      PYTENSOR_ONNX_LAPACK(T, geqrf)(&m, &n, factor, &lda, tau, ws.values.data(), &lwork, &info);
+    }
+    for (int j = 0; j < n; ++j) perm[j] = j;
+  }
+  transpose_into(factor, packed, n, m);
+  if (m == 0) return;
+  // The full Q from the k reflectors: SciPy's orgqr on an m x m copy.
+  ws.extra.assign(static_cast<size_t>(m) * m, T(0));
+  std::copy(factor, factor + static_cast<size_t>(m) * k, ws.extra.begin());
+  PYTENSOR_ONNX_LAPACK(T, orgqr)(&m, &m, &k, ws.extra.data(), &m, tau, &size, &query, &info);
+  ws.values.resize(static_cast<size_t>(query_size(size)));
+  const int lwork = static_cast<int>(ws.values.size());
+  PYTENSOR_ONNX_LAPACK(T, orgqr)(&m, &m, &k, ws.extra.data(), &m, tau, ws.values.data(), &lwork, &info);
+  transpose_into(ws.extra.data(), q, m);
+}
+
+namespace {
+
+template <class T>
+void identity(T* out, int rows, int cols) {
+  std::fill(out, out + static_cast<size_t>(rows) * cols, T(0));
+  for (int i = 0; i < std::min(rows, cols); ++i) out[static_cast<size_t>(i) * cols + i] = T(1);
+}
+
+}  // namespace
+
+template <class T>
+void svd(const T* a, T* u, T* s, T* vt, int m, int n, bool vectors, bool full_matrices, Workspace<T>& ws) {
+  const int k = std::min(m, n);
+  const int u_cols = full_matrices ? m : k, vt_rows = full_matrices ? n : k;
+  if (k == 0) {  // NumPy: identity singular vectors, no values
+    if (vectors) {
+      identity(u, m, u_cols);
+      identity(vt, vt_rows, n);
+    }
+    return;
+  }
+  ws.more.resize(static_cast<size_t>(m) * n);
+  transpose_into(a, ws.more.data(), m, n);
+  const char* jobz = !vectors ? "N" : full_matrices ? "A" : "S";
+  const int ldu = m, ldvt = std::max(1, vt_rows);
+  // Column-major singular vectors, transposed into the outputs afterwards.
+  ws.extra.resize(vectors ? static_cast<size_t>(m) * u_cols + static_cast<size_t>(vt_rows) * n : 1);
+  T* u_col = ws.extra.data();
+  T* vt_col = vectors ? u_col + static_cast<size_t>(m) * u_cols : u_col;
+  ws.ints.resize(8 * static_cast<size_t>(k));
+  T size{};
+  int query = -1, info = 0;
+  PYTENSOR_ONNX_LAPACK(T, gesdd)(jobz, &m, &n, ws.more.data(), &m, s, u_col, &ldu, vt_col, &ldvt, &size, &query,
+                                 ws.ints.data(), &info);
+  ws.values.resize(static_cast<size_t>(query_size(size)));
+  const int lwork = static_cast<int>(ws.values.size());
+  PYTENSOR_ONNX_LAPACK(T, gesdd)(jobz, &m, &n, ws.more.data(), &m, s, u_col, &ldu, vt_col, &ldvt, ws.values.data(),
+                                 &lwork, ws.ints.data(), &info);
+  if (info > 0) throw std::runtime_error("SVD did not converge");
+  if (!vectors) return;
+  transpose_into(u_col, u, u_cols, m);
+  transpose_into(vt_col, vt, n, vt_rows);
+}
+
 #undef PYTENSOR_ONNX_LAPACK
 
 #define PYTENSOR_ONNX_INSTANTIATE(T)                                                                            \
@@ -409,7 +495,9 @@ void eigh(const T* a, T* w, T* v, int n, bool lower, EighDriver driver, Workspac
   template bool lu_factor<T>(const T*, T*, int64_t*, int64_t*, int, Workspace<T>&);                            \
   template bool inverse<T>(const T*, T*, int, Workspace<T>&);                                                   \
   template void slogdet<T>(const T*, int, T*, T*, Workspace<T>&);                                               \
-  template void eigh<T>(const T*, T*, T*, int, bool, EighDriver, Workspace<T>&);
+  template void eigh<T>(const T*, T*, T*, int, bool, EighDriver, Workspace<T>&);                                \
+  template void qr<T>(const T*, T*, T*, T*, int64_t*, int, int, bool, Workspace<T>&);                           \
+  template void svd<T>(const T*, T*, T*, T*, int, int, bool, bool, Workspace<T>&);
 PYTENSOR_ONNX_INSTANTIATE(float)
 PYTENSOR_ONNX_INSTANTIATE(double)
 #undef PYTENSOR_ONNX_INSTANTIATE

@@ -3,7 +3,8 @@
 // conventions are PyTensor's: NaN results where LAPACK reports that a
 // factorization failed (not positive definite, exactly singular), SciPy's
 // and NumPy's choices of routine (potrf, trtrs, potrs, getrf/getrs,
-// sytrf/sytrs, gesv's getrf/getrs for the inverse, syevr or syevd).
+// sytrf/sytrs, gesv's getrf/getrs for the inverse, syevr or syevd,
+// geqrf/geqp3/orgqr, gesdd).
 #pragma once
 
 #include <cstdint>
@@ -72,5 +73,18 @@ enum class EighDriver { Evr, Evd };
 EighDriver eigh_driver_from_name(const std::string& name);  // "evr", "evd"
 template <class T>
 void eigh(const T* a, T* w, T* v, int n, bool lower, EighDriver driver, Workspace<T>& ws);
+
+// scipy.linalg.qr's LAPACK steps on the m x n `a`: geqrf (geqp3 with
+// `pivoting`) gives `packed` (m x n) and `tau` (min(m, n)), orgqr the full Q
+// (`q`, m x m); `perm` is the column permutation (the identity without
+// pivoting).
+template <class T>
+void qr(const T* a, T* packed, T* tau, T* q, int64_t* perm, int m, int n, bool pivoting, Workspace<T>& ws);
+// numpy.linalg.svd (gesdd) of the m x n `a`: `s` descending (min(m, n)), and
+// with `vectors` the singular vectors `u` and `vt` (m x m and n x n with
+// `full_matrices`, else m x k and k x n). Throws std::runtime_error where
+// gesdd does not converge, as NumPy raises.
+template <class T>
+void svd(const T* a, T* u, T* s, T* vt, int m, int n, bool vectors, bool full_matrices, Workspace<T>& ws);
 
 }  // namespace pytensor_onnx::kernels::linalg

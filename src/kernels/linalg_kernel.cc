@@ -1,5 +1,6 @@
 #include "linalg_kernel.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -30,7 +31,12 @@ Arity arity_of(LinalgKind kind) {
     case LinalgKind::Cholesky:
     case LinalgKind::PivotToPermutations:
     case LinalgKind::Det:
+    case LinalgKind::SVDValues:
       return {1, 1};
+    case LinalgKind::QR:
+      return {1, 4};
+    case LinalgKind::SVD:
+      return {1, 3};
   }
   return {1, 1};
 }
@@ -87,6 +93,9 @@ const char* linalg_kind_name(LinalgKind kind) {
     case LinalgKind::Det: return "Det";
     case LinalgKind::SLogDet: return "SLogDet";
     case LinalgKind::Eigh: return "Eigh";
+    case LinalgKind::QR: return "QR";
+    case LinalgKind::SVD: return "SVD";
+    case LinalgKind::SVDValues: return "SVDValues";
   }
   return "?";
 }
@@ -102,6 +111,8 @@ LinalgKernel::LinalgKernel(LinalgKind kind, const OrtKernelInfo* info) : kind_(k
   trans_ = int_attribute(kernel_info, "trans", 0) != 0;
   unit_diagonal_ = int_attribute(kernel_info, "unit_diagonal", 0) != 0;
   inverse_ = int_attribute(kernel_info, "inverse", 1) != 0;
+  pivoting_ = int_attribute(kernel_info, "pivoting", 0) != 0;
+  full_matrices_ = int_attribute(kernel_info, "full_matrices", 1) != 0;
   const int64_t b_ndim = int_attribute(kernel_info, "b_ndim", 1);
   if (b_ndim != 1 && b_ndim != 2) throw std::invalid_argument("b_ndim must be 1 or 2");
   b_ndim_ = static_cast<size_t>(b_ndim);
@@ -171,9 +182,46 @@ void LinalgKernel::solve_stack(Ort::KernelContext& ctx) {
 }
 
 template <class T>
+void LinalgKernel::rectangular(Ort::KernelContext& ctx) {
+  const Ort::ConstValue a = ctx.GetInput(0);
+  const std::vector<int64_t> a_shape = shape_of(a);
+  if (a_shape.size() < 2) throw std::invalid_argument("takes (stacks of) matrices");
+  const int m = lapack_int(a_shape[a_shape.size() - 2]), n = lapack_int(a_shape.back());
+  const int k = std::min(m, n);
+  const std::vector<int64_t> batch(a_shape.begin(), a_shape.end() - 2);
+  const size_t items = static_cast<size_t>(count(batch));
+  const size_t size = static_cast<size_t>(m) * n;
+  const T* a_data = a.GetTensorData<T>();
+  linalg::Workspace<T> ws;
+  if (kind_ == LinalgKind::QR) {
+    T* packed = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
+    T* tau = ctx.GetOutput(1, concat(batch, {k})).GetTensorMutableData<T>();
+    T* q = ctx.GetOutput(2, concat(batch, {m, m})).GetTensorMutableData<T>();
+    int64_t* perm = ctx.GetOutput(3, concat(batch, {n})).GetTensorMutableData<int64_t>();
+    for (size_t i = 0; i < items; ++i) {
+      linalg::qr(a_data + i * size, packed + i * size, tau + i * k, q + i * m * m, perm + i * n, m, n, pivoting_, ws);
+    }
+    return;
+  }
+  const bool vectors = kind_ == LinalgKind::SVD;
+  const int u_cols = full_matrices_ ? m : k, vt_rows = full_matrices_ ? n : k;
+  T* u = vectors ? ctx.GetOutput(0, concat(batch, {m, u_cols})).GetTensorMutableData<T>() : nullptr;
+  T* s = ctx.GetOutput(vectors ? 1 : 0, concat(batch, {k})).GetTensorMutableData<T>();
+  T* vt = vectors ? ctx.GetOutput(2, concat(batch, {vt_rows, n})).GetTensorMutableData<T>() : nullptr;
+  for (size_t i = 0; i < items; ++i) {
+    linalg::svd(a_data + i * size, vectors ? u + i * m * u_cols : nullptr, s + i * k,
+                vectors ? vt + i * vt_rows * n : nullptr, m, n, vectors, full_matrices_, ws);
+  }
+}
+
+template <class T>
 void LinalgKernel::compute(Ort::KernelContext& ctx) {
   if (arity_of(kind_).inputs == 2) {
     solve_stack<T>(ctx);
+    return;
+  }
+  if (kind_ == LinalgKind::QR || kind_ == LinalgKind::SVD || kind_ == LinalgKind::SVDValues) {
+    rectangular<T>(ctx);
     return;
   }
   const Ort::ConstValue a = ctx.GetInput(0);
@@ -252,6 +300,7 @@ ONNXTensorElementDataType LinalgOp::GetOutputType(size_t index) const {
   if (kind_ == LinalgKind::LUFactor && index > 0) {
     return index == 3 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL : ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
   }
+  if (kind_ == LinalgKind::QR && index == 3) return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
   return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
 }
 

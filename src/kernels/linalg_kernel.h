@@ -12,6 +12,8 @@
 //   MatrixInverse(a) -> (inverse, singular)       singular: bool, batch dims
 //   Det(a), SLogDet(a) -> (sign, log|det|)
 //   Eigh(a; lower, driver) -> (w, v)             driver evr (syevr) or evd (syevd)
+//   QR(a; pivoting) -> (packed, tau, q, perm)      q the full Q, perm int64
+//   SVD(a; full_matrices) -> (u, s, vt); SVDValues(a) -> s
 #pragma once
 
 #include <string>
@@ -24,12 +26,14 @@
 namespace pytensor_onnx::kernels {
 
 enum class LinalgKind {
-  Cholesky, SolveTriangular, CholeskySolve, Solve, LUFactor, PivotToPermutations, MatrixInverse, Det, SLogDet, Eigh
+  Cholesky, SolveTriangular, CholeskySolve, Solve, LUFactor, PivotToPermutations, MatrixInverse, Det, SLogDet, Eigh,
+  QR, SVD, SVDValues
 };
 inline constexpr LinalgKind kLinalgKinds[] = {
     LinalgKind::Cholesky,      LinalgKind::SolveTriangular,     LinalgKind::CholeskySolve, LinalgKind::Solve,
     LinalgKind::LUFactor,      LinalgKind::PivotToPermutations, LinalgKind::MatrixInverse, LinalgKind::Det,
-    LinalgKind::SLogDet,       LinalgKind::Eigh};
+    LinalgKind::SLogDet,       LinalgKind::Eigh,                LinalgKind::QR,            LinalgKind::SVD,
+    LinalgKind::SVDValues};
 
 // The dtypes of a kernel's ops: float32 and float64, int64 for the permutations.
 std::vector<DType> linalg_kind_dtypes(LinalgKind kind);
@@ -47,12 +51,16 @@ class LinalgKernel {
   template <class T>
   void solve_stack(Ort::KernelContext& ctx);
   void permutations(Ort::KernelContext& ctx);
+  template <class T>
+  void rectangular(Ort::KernelContext& ctx);
 
   LinalgKind kind_;
   bool lower_ = false;
   bool trans_ = false;
   bool unit_diagonal_ = false;
   bool inverse_ = true;
+  bool pivoting_ = false;
+  bool full_matrices_ = true;
   size_t b_ndim_ = 1;
   linalg::Assume assume_ = linalg::Assume::General;
   linalg::EighDriver driver_ = linalg::EighDriver::Evr;

@@ -66,14 +66,25 @@ def _graphs():
     yield "det", [a], [pt.linalg.det(a)], [g], ["Det_float64"]
     yield "slogdet", [a], list(SLogDet()(a)), [g], ["SLogDet_float64"]
     yield "eigh", [a], list(pt.linalg.eigh(a)), [s], ["Eigh_float64"]
+    tall, wide = rng.normal(size=(6, 4)), rng.normal(size=(3, 5))
+    for name, value in (("tall", tall), ("wide", wide), ("square", g)):
+        yield (f"qr-{name}", [a],
+               [*pt.linalg.qr(a, mode="full"), *pt.linalg.qr(a, mode="economic"), *pt.linalg.qr(a, mode="raw"),
+                *pt.linalg.qr(a, mode="full", pivoting=True)],
+               [value], ["QR_float64"] * 3)  # one per mode
+        yield (f"svd-{name}", [a], [*pt.linalg.svd(a), *pt.linalg.svd(a, full_matrices=False)], [value],
+               ["SVD_float64"] * 2)
+    yield "singular-values", [a], [pt.linalg.svd(a, compute_uv=False)], [tall], ["SVDValues_float64"]
 
 
 @pytest.mark.parametrize(
     "name, inputs, outputs, values, expected", [pytest.param(*case, id=case[0]) for case in _graphs()]
 )
 def test_each_kernel_is_used_and_equals_pytensors_default_mode(name, inputs, outputs, values, expected):
-    # The portable recipe's eigenvectors may have other signs (test_linalg_spectral.py).
-    fn, results = compare_onnx_and_py(inputs, outputs, values, rtol=1e-12, atol=1e-15, check_export=name != "eigh")
+    # The portable recipes' eigenvectors and singular vectors may have other
+    # signs (test_linalg_spectral.py checks what they determine).
+    vectors = name == "eigh" or name.startswith("svd")
+    fn, results = compare_onnx_and_py(inputs, outputs, values, rtol=1e-12, atol=1e-15, check_export=not vectors)
     alternatives = expected if isinstance(expected[0], list) else [expected]
     assert kernel_types(fn) in [sorted(kinds) for kinds in alternatives]
     assert "Loop" not in {n.op_type for n in fn.maker.linker.onnx_model.graph.node}
@@ -131,6 +142,16 @@ def test_empty_matrices(rng):
     fn, results = compare_onnx_and_py([a], outputs, [np.zeros((0, 0))])
     assert {"Cholesky_float64", "MatrixInverse_float64", "SLogDet_float64", "Solve_float64"} <= set(kernel_types(fn))
     assert results[2] == 1.0 and results[0].shape == (0, 0)
+
+
+def test_empty_matrices_of_svd_are_numpys(rng):
+    # (SciPy's qr itself fails on empty matrices: there is no reference.)
+    a = pt.matrix("a")
+    outputs = [*pt.linalg.svd(a), *pt.linalg.svd(a, full_matrices=False)]
+    for shape in ((0, 3), (3, 0)):
+        fn, results = compare_onnx_and_py([a], outputs, [np.zeros(shape)])
+        assert "SVD_float64" in kernel_types(fn)
+        np.testing.assert_array_equal(results[0 if shape[0] else 2], np.eye(3))  # NumPy's identity vectors
 
 
 def test_without_lapack_a_kernel_fails_the_run_with_a_clear_error():
