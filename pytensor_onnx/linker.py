@@ -206,6 +206,7 @@ class ONNXLinker(JITLinker):
             shared_as_initializers=False,
             inline_functions=True,
             kernels=self.kernels,
+            check_each_output=False,  # the thunk fetches every output
         )
         self.onnx_model_bytes = converted.builder.serialize(graph_name="pytensor_graph")
         self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers)

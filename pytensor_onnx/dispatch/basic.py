@@ -144,6 +144,7 @@ def fgraph_to_onnx(
     output_names: Sequence[str] | None = None,
     inline_functions: bool = False,
     kernels: bool = False,
+    check_each_output: bool = True,
 ) -> ConversionResult:
     """Convert a FunctionGraph with ``onnx_funcify`` rules into a C++ GraphBuilder.
 
@@ -152,14 +153,17 @@ def fgraph_to_onnx(
     value); otherwise they stay graph inputs (execution mode, so updates work).
     Recipes (``g.recipe``) become model-local functions unless
     ``inline_functions``. With ``kernels``, element-wise work becomes nodes
-    of the kernel library (``pytensor_onnx.kernels``) where it can.
+    of the kernel library (``pytensor_onnx.kernels``) where it can. The
+    run-time broadcast check (``dispatch.broadcast``) is read by every output,
+    or with ``check_each_output=False`` by the first one only (for callers
+    that fetch every output on every run: a run fails as a whole).
     """
     previous = getattr(_conversion, "kernels", False)
     _conversion.kernels = bool(kernels)
     try:
         return _fgraph_to_onnx(
             fgraph, opset_version, shared_as_initializers, initializer_values, optimize, input_names, output_names,
-            inline_functions,
+            inline_functions, check_each_output,
         )
     finally:
         _conversion.kernels = previous
@@ -175,7 +179,7 @@ def kernels_enabled() -> bool:
 
 def _fgraph_to_onnx(
     fgraph, opset_version, shared_as_initializers, initializer_values, optimize, input_names, output_names,
-    inline_functions,
+    inline_functions, check_each_output=True,
 ) -> ConversionResult:
     initializer_values = initializer_values or {}
     g = _core.GraphBuilder(int(opset_version), "pytensor_graph", inline_functions=bool(inline_functions))
@@ -226,6 +230,9 @@ def _fgraph_to_onnx(
 
     values = [_lookup(g, env, var) for var in fgraph.outputs]
     tensors = [not _is_static_type(var) for var in fgraph.outputs]
+    if not check_each_output and any(tensors):
+        first = tensors.index(True)
+        tensors = [i == first for i in range(len(tensors))]
     checked = checked_outputs(g, nodes, env, fgraph.outputs, values, tensors)
     for var, name, value, original in zip(fgraph.outputs, out_names, checked, values):
         # PyTensor knows every output's rank, where the builder's inference may

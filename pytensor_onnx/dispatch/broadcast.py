@@ -18,7 +18,9 @@ Gather is named as a ``CheckAndRaise(ValueError, ...)`` (``raise_op``) so
 mode ONNX raises ``ValueError`` (also a ``RuntimeError``) as PyTensor does,
 and any runtime quotes the message. The Gather gives ``[0]``, the axis at
 which each graph output is unsqueezed and squeezed back (no copy: ONNX
-Runtime's Unsqueeze and Squeeze reuse the buffer).
+Runtime's Unsqueeze and Squeeze reuse the buffer); mode ONNX, whose runs
+fetch every output, does so for the first output only
+(``fgraph_to_onnx(check_each_output=False)``).
 
 Only the outer graph is checked, and only the nodes every run computes:
 element-wise nodes inside Scan, OpFromGraph or IfElse branches broadcast as

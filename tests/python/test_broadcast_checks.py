@@ -152,3 +152,26 @@ def test_a_branch_not_taken_is_not_checked(mode):
     fn = pytensor.function([c, x, y], ifelse(c > 0, x + y, x), mode=MODES[mode])
     np.testing.assert_array_equal(fn(np.float64(-1), np.arange(3.0), np.ones(1)), np.arange(3.0))
     np.testing.assert_array_equal(fn(np.float64(1), np.arange(3.0), np.ones(3)), np.arange(3.0) + 1)
+
+
+def test_exports_check_each_output_mode_onnx_one():
+    # An exported model's user may fetch any output; the linker's thunk
+    # fetches them all, so one output reading the check fails the run.
+    x, y = pt.vector("x"), pt.vector("y")
+    outputs = [x + y, x * y, pt.exp(x)]
+    fn = pytensor.function([x, y], outputs, mode="ONNX")
+    model = export_onnx([x, y], outputs)
+
+    def squeezes(m):
+        return sum(node.op_type == "Squeeze" for node in m.graph.node)
+
+    assert squeezes(fn.maker.linker.onnx_model) == 1
+    assert squeezes(model) == 3
+    with pytest.raises(ValueError, match=MISMATCH):
+        fn(np.ones(1), np.ones(3))
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    for name in [o.name for o in session.get_outputs()]:
+        with pytest.raises(Exception, match=MISMATCH):
+            session.run([name], {"x": np.ones(1), "y": np.ones(3)})
