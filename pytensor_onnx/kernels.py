@@ -4,8 +4,9 @@ Mode ONNX replaces fused element-wise subgraphs (PyTensor's ``Composite``),
 special functions and matrix factorizations with single nodes of the domain
 ``pytensor_onnx.kernels``, evaluated by ``libpytensor_onnx_kernels.so``
 (``src/kernels``): ONNX Runtime pays per node, and runs element-wise graphs
-node by node. The factorizations call SciPy's LAPACK (the routines PyTensor's
-own backends call), which this module hands the library when it loads it.
+node by node. The factorizations call SciPy's LAPACK and some special
+functions SciPy's own C functions (those PyTensor's backends call), which
+this module hands the library when it loads it.
 Exported files stay standard ONNX unless asked otherwise.
 
 The library is built with the extension when ONNX Runtime's C++ API headers
@@ -19,6 +20,7 @@ import ctypes
 import functools
 import logging
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,7 +73,42 @@ def _library():
     library.pytensor_onnx_kernels_linalg.restype = ctypes.c_char_p
     library.pytensor_onnx_kernels_missing_lapack.restype = ctypes.c_char_p
     library.pytensor_onnx_kernels_set_lapack.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    library.pytensor_onnx_kernels_missing_special.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_set_special.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     return library
+
+
+def _capsule_pointer(capsule) -> tuple[bytes, int]:
+    """A Cython capsule's signature and C function pointer."""
+    capsule_name = ctypes.pythonapi.PyCapsule_GetName
+    capsule_name.restype, capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    capsule_pointer.restype, capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    name = capsule_name(capsule)
+    return name, capsule_pointer(capsule, name)
+
+
+#: cython_special's real-valued form of a function: every argument and the result double
+#: (its fused variants take complex or float arguments).
+_REAL_SIGNATURE = re.compile(rb"double \((double, )+int __pyx_skip_dispatch\)")
+
+
+def _set_special(library) -> None:
+    """Hands the library SciPy's special functions (``scipy.special.cython_special``,
+    the C functions PyTensor's Numba backend calls), each in its float64 form."""
+    try:
+        from scipy.special import cython_special
+    except ImportError:  # SciPy is PyTensor's dependency; without it these ops stay portable
+        return
+    capsules = cython_special.__pyx_capi__
+    for name in library.pytensor_onnx_kernels_missing_special().decode().split():
+        for key, capsule in capsules.items():
+            if key != name and not re.fullmatch(rf"__pyx_fuse_\d+{name}", key):
+                continue
+            signature, pointer = _capsule_pointer(capsule)
+            if _REAL_SIGNATURE.fullmatch(signature):
+                library.pytensor_onnx_kernels_set_special(name.encode(), pointer)
+                break
 
 
 def _set_lapack(library) -> str:
@@ -83,14 +120,10 @@ def _set_lapack(library) -> str:
     except ImportError as exc:  # SciPy is PyTensor's dependency; say it if it is broken
         return f"(SciPy's LAPACK: {exc})"
     capsules = cython_lapack.__pyx_capi__
-    capsule_name = ctypes.pythonapi.PyCapsule_GetName
-    capsule_name.restype, capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    capsule_pointer.restype, capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     for name in library.pytensor_onnx_kernels_missing_lapack().decode().split():
         capsule = capsules.get(name)
         if capsule is not None:
-            library.pytensor_onnx_kernels_set_lapack(name.encode(), capsule_pointer(capsule, capsule_name(capsule)))
+            library.pytensor_onnx_kernels_set_lapack(name.encode(), _capsule_pointer(capsule)[1])
     return library.pytensor_onnx_kernels_missing_lapack().decode()
 
 
@@ -105,6 +138,7 @@ def _load() -> tuple[dict[str, KernelOp] | None, str]:
     try:
         library = _library()
         version = library.pytensor_onnx_kernels_api_version()
+        _set_special(library)  # before the op table is read: it lists those ops once they are set
         text = library.pytensor_onnx_kernels_ops().decode()
     except (OSError, AttributeError) as exc:
         return None, f"{path} could not be loaded: {exc}"

@@ -11,6 +11,7 @@
 #include "lapack.h"
 #include "linalg_kernel.h"
 #include "ops.h"
+#include "scipy_special.h"
 #include "ort_api.h"
 
 namespace pytensor_onnx::kernels {
@@ -87,7 +88,21 @@ __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL RegisterCustomOps
 // What the element-wise kernels compute (ops.h describe_ops), and the
 // library's API version, for pytensor_onnx to read with ctypes.
 __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_ops() {
-  static const std::string text = pytensor_onnx::kernels::describe_ops();
+  // Not cached: the ops SciPy's functions evaluate appear once those are set.
+  static thread_local std::string text;
+  text = pytensor_onnx::kernels::describe_ops();
+  return text.c_str();
+}
+
+// SciPy's special functions (scipy_special.h), which pytensor_onnx sets from
+// scipy.special.cython_special: 1 when `name` is one the kernels call.
+__attribute__((visibility("default"))) int pytensor_onnx_kernels_set_special(const char* name, void* fn) {
+  return pytensor_onnx::kernels::scipy_special::set_function(name, fn) ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_missing_special() {
+  static thread_local std::string text;
+  text = pytensor_onnx::kernels::scipy_special::missing_functions();
   return text.c_str();
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "scalar_ops.h"
+#include "scipy_special.h"
 #include "special.h"
 
 namespace pytensor_onnx::kernels {
@@ -115,6 +116,7 @@ struct Entry {
   Signature signature;
   uint32_t dtypes;  // operand dtypes taken (the condition of Switch excluded)
   LoopFn (*select)(DType operand);
+  bool from_scipy = false;  // evaluated by a function SciPy hands over (scipy_special.h)
 };
 
 // The loop of F on operand dtype `d` for a Same/Compare op of `Arity`
@@ -141,6 +143,10 @@ LoopFn select_switch(DType d) {
 template <class F, int Arity, uint32_t Mask>
 constexpr Entry same(const char* name) {
   return {name, Arity, Signature::Same, Mask, &select_for<F, Arity, Signature::Same, Mask>};
+}
+template <class F, int Arity>
+constexpr Entry from_scipy(const char* name) {
+  return {name, Arity, Signature::Same, kFloats, &select_for<F, Arity, Signature::Same, kFloats>, true};
 }
 template <class F, int Arity, uint32_t Mask>
 constexpr Entry compare(const char* name) {
@@ -207,6 +213,7 @@ const Entry kOps[] = {
     same<Special2<special::gammaincinv>, 2, kFloats>("GammaIncInv"),
     same<Special2<special::gammainccinv>, 2, kFloats>("GammaIncCInv"),
     same<Special2<special::owens_t>, 2, kFloats>("Owens_t"),
+    from_scipy<Special1<scipy_special::erfcx>, 1>("Erfcx"),
     same<Special1<special::i0>, 1, kFloats>("I0"),
     same<Special1<special::i1>, 1, kFloats>("I1"),
     same<s::Clip, 3, kNumbers>("Clip"),
@@ -248,6 +255,10 @@ const char* signature_name(Signature s) {
 LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DType result) {
   for (const Entry& e : kOps) {
     if (name != e.name) continue;
+    if (e.from_scipy && !scipy_special::available(name)) {
+      throw std::invalid_argument(name + " is evaluated by SciPy's function, which pytensor_onnx hands the library "
+                                         "(pytensor_onnx.kernels); it is not set in this process");
+    }
     if (static_cast<int>(args.size()) != e.arity) {
       throw std::invalid_argument(name + " takes " + std::to_string(e.arity) + " operands, got " +
                                   std::to_string(args.size()));
@@ -280,6 +291,7 @@ LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DTyp
 std::string describe_ops() {
   std::string out;
   for (const Entry& e : kOps) {
+    if (e.from_scipy && !scipy_special::available(e.name)) continue;
     out += e.name;
     out += ' ' + std::to_string(e.arity) + ' ' + signature_name(e.signature) + ' ';
     bool first = true;

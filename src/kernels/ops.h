@@ -32,7 +32,8 @@ enum class Signature {
 LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DType result);
 
 // "Add 2 same bool,int8,...;Exp 1 same float32,float64;..." : every op, its
-// arity, signature and the operand dtypes it takes.
+// arity, signature and the operand dtypes it takes (the ones evaluated by
+// SciPy's functions only once those are set, scipy_special.h).
 std::string describe_ops();
 
 }  // namespace pytensor_onnx::kernels

@@ -12,6 +12,7 @@
 #include "evaluate.h"
 #include "ops.h"
 #include "program.h"
+#include "scipy_special.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -226,6 +227,29 @@ TEST(KernelProgram, SummedOutputsOfParallelTasksDoNotDependOnTheirOrder) {
   for (double v : x) expected += std::exp(v);
   EXPECT_NEAR(a, expected, 1e-12 * std::abs(expected));
   EXPECT_EQ(serial, expected);
+}
+
+namespace {
+double fake_erfcx(double x, int) { return 2.0 * x; }
+}  // namespace
+
+TEST(KernelOps, SciPysFunctionsAreOpsOnlyOnceSet) {
+  // Each GoogleTest case runs in a process of its own (gtest_discover_tests).
+  EXPECT_EQ(describe_ops().find("Erfcx "), std::string::npos);
+  try {
+    parse_program("float64", "Erfcx float64 0", {1});
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("Erfcx is evaluated by SciPy's function"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(scipy_special::missing_functions().find("erfcx"), std::string::npos);
+  ASSERT_TRUE(scipy_special::set_function("erfcx", reinterpret_cast<void*>(&fake_erfcx)));
+  EXPECT_FALSE(scipy_special::set_function("nothing", reinterpret_cast<void*>(&fake_erfcx)));
+  EXPECT_NE(describe_ops().find("Erfcx 1 same float32,float64;"), std::string::npos);
+  Program p = parse_program("float32", "Erfcx float32 0", {1});
+  std::vector<float> x{1.5f, -2.0f}, y(2);
+  evaluate(p, {{x.data(), {2}}}, {2}, {y.data()});
+  EXPECT_EQ(y, (std::vector<float>{3.0f, -4.0f}));  // through the function, in float64, rounded
 }
 
 TEST(KernelProgram, EmptyArraysRunNothing) {
