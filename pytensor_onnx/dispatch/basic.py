@@ -259,6 +259,8 @@ class ConversionScope:
         self.nodes = nodes
         #: the graph's outputs; None when the caller did not say
         self.outputs = None if outputs is None else list(outputs)
+        #: nodes a rule has converted as part of its own node (``FUSED``)
+        self.converted: set = set()
         self._clients = None
 
     def clients(self, var) -> list:
@@ -283,7 +285,9 @@ def current_scope() -> ConversionScope | None:
 class _Fused:
     """What a rule returns for an output whose readers it has converted itself,
     into the same node (a fused kernel that sums the output instead of
-    writing it): the output has no value of its own."""
+    writing it): the output has no value of its own. The rule gives the
+    readers' outputs their values and lists the readers in its scope's
+    ``converted``."""
 
     def __repr__(self):
         return "FUSED"
@@ -297,16 +301,17 @@ def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=Non
     (Variable -> ONNX value). Also used for inner graphs such as Composite's,
     whose scalar nodes run on whole tensors (``check_shapes=False`` there).
     ``outputs``: the graph's outputs, if known (see ``ConversionScope``).
-    A node whose outputs an earlier rule has already given values (see
-    ``FUSED``) is not converted again."""
+    A node an earlier rule has converted into its own node (see ``FUSED``) is
+    not converted again."""
     nodes = list(nodes)
     stack = getattr(_scopes, "stack", None)
     if stack is None:
         stack = _scopes.stack = []
-    stack.append(ConversionScope(g, env, nodes, outputs))
+    scope = ConversionScope(g, env, nodes, outputs)
+    stack.append(scope)
     try:
         for node in nodes:
-            if node.outputs and all(var in env for var in node.outputs):
+            if node in scope.converted:
                 continue  # fused into an earlier node by that node's rule
             inputs = [_lookup(g, env, var) for var in node.inputs]
             try:

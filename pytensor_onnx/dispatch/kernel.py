@@ -213,7 +213,9 @@ def summing_readers(node) -> list:
     from pytensor_onnx.dispatch.basic import current_scope
 
     scope = current_scope()
-    if scope is None or scope.outputs is None:
+    if scope is None or scope.outputs is None or _has_lazy_branches(scope):
+        # (The IfElse rule converts again, inside a branch, the nodes only
+        # that branch reads, a Sum among them: it needs the array.)
         return [None] * len(node.outputs)
     found = []
     for out in node.outputs:
@@ -230,6 +232,13 @@ def summing_readers(node) -> list:
         )
         found.append(reader if ok else None)
     return found
+
+
+def _has_lazy_branches(scope) -> bool:
+    from pytensor_onnx.compat import IfElse, LazyIfElse
+
+    lazy = tuple(op for op in (IfElse, LazyIfElse) if op is not None)
+    return any(isinstance(n.op, lazy) for n in scope.nodes)
 
 
 def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=None):
@@ -284,8 +293,10 @@ def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
     outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, [r is not None for r in readers])
     if outs is None:
         return None
+    scope = current_scope()
     for i, reader in enumerate(readers):
         if reader is not None:
-            current_scope().env[reader.outputs[0]] = outs[i]
+            scope.env[reader.outputs[0]] = outs[i]
+            scope.converted.add(reader)
             outs[i] = FUSED
     return outs
