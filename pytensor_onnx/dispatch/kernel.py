@@ -235,10 +235,15 @@ def summing_readers(node) -> list:
 
 
 def _has_lazy_branches(scope) -> bool:
-    from pytensor_onnx.compat import IfElse, LazyIfElse
+    """Whether ``scope`` holds an IfElse (computed once per scope: every
+    element-wise kernel node of the graph asks)."""
+    cached = getattr(scope, "_has_lazy_branches", None)
+    if cached is None:
+        from pytensor_onnx.compat import IfElse, LazyIfElse
 
-    lazy = tuple(op for op in (IfElse, LazyIfElse) if op is not None)
-    return any(isinstance(n.op, lazy) for n in scope.nodes)
+        lazy = tuple(op for op in (IfElse, LazyIfElse) if op is not None)
+        cached = scope._has_lazy_branches = any(isinstance(n.op, lazy) for n in scope.nodes)
+    return cached
 
 
 def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=None):

@@ -142,7 +142,11 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
         // In position order, as PyTensor's C and Numba sums add.
         double& acc = call.partials[first_block / kBlocksPerTask * call.num_sums + call.sum_index[j]];
         const double* values = static_cast<const double*>(operands[r].data);
-        for (size_t k = 0; k < n; ++k) acc += values[operands[r].scalar ? 0 : k];
+        if (operands[r].scalar) {
+          for (size_t k = 0; k < n; ++k) acc += values[0];
+        } else {
+          for (size_t k = 0; k < n; ++k) acc += values[k];
+        }
         continue;
       }
       const size_t itemsize = dtype_size(p.registers[r]);

@@ -91,29 +91,6 @@ void transpose_into(const T* src, T* dst, int n) {
   transpose_into(src, dst, n, n);
 }
 
-// The n x k row-major `b` as LAPACK's column-major right-hand side.
-template <class T>
-void to_columns(const T* b, T* out, int n, int k) {
-  if (k == 1) {
-    std::copy(b, b + n, out);
-    return;
-  }
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < k; ++j) out[i + j * n] = b[i * k + j];
-  }
-}
-
-template <class T>
-void from_columns(const T* columns, T* x, int n, int k) {
-  if (k == 1) {
-    std::copy(columns, columns + n, x);
-    return;
-  }
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < k; ++j) x[i * k + j] = columns[i + j * n];
-  }
-}
-
 // `a` as LAPACK's column-major matrix in `out` (n x n): what f2py and NumPy
 // hand LAPACK, so the factorizations below see SciPy's and NumPy's data.
 template <class T>
@@ -193,7 +170,7 @@ void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bo
                       Workspace<T>& ws) {
   if (n == 0 || k == 0) return;
   ws.values.resize(static_cast<size_t>(n) * k);
-  to_columns(b, ws.values.data(), n, k);
+  transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
   // Row-major `a` read as a column-major matrix is a^T: its other triangle,
   // and the transposed system (as PyTensor's own perform solves it).
   int info = 0;
@@ -203,14 +180,14 @@ void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bo
     fill_nan(x, static_cast<size_t>(n) * k);
     return;
   }
-  from_columns(ws.values.data(), x, n, k);
+  transpose_into(ws.values.data(), x, k, n);
 }
 
 template <class T>
 void cholesky_solve(const T* c, const T* b, T* x, int n, int k, bool lower, Workspace<T>& ws) {
   if (n == 0 || k == 0) return;
   ws.values.resize(static_cast<size_t>(n) * k);
-  to_columns(b, ws.values.data(), n, k);
+  transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
   // Row-major L read as a column-major matrix is L^T = U, and A = U^T U.
   int info = 0;
   PYTENSOR_ONNX_LAPACK(T, potrs)(uplo_of(!lower), &n, &k, c, &n, ws.values.data(), &n, &info);
@@ -218,7 +195,7 @@ void cholesky_solve(const T* c, const T* b, T* x, int n, int k, bool lower, Work
     fill_nan(x, static_cast<size_t>(n) * k);
     return;
   }
-  from_columns(ws.values.data(), x, n, k);
+  transpose_into(ws.values.data(), x, k, n);
 }
 
 template <class T>
@@ -226,7 +203,7 @@ void solve(const T* a, const T* b, T* x, int n, int k, Assume assume, bool lower
   if (n == 0 || k == 0) return;
   T* lu = column_major_copy(a, ws.more, n);
   ws.values.resize(static_cast<size_t>(n) * k);
-  to_columns(b, ws.values.data(), n, k);
+  transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
   T* rhs = ws.values.data();
   int info = 0;
   switch (assume) {
@@ -257,7 +234,7 @@ void solve(const T* a, const T* b, T* x, int n, int k, Assume assume, bool lower
     fill_nan(x, static_cast<size_t>(n) * k);
     return;
   }
-  from_columns(rhs, x, n, k);
+  transpose_into(rhs, x, k, n);
 }
 
 template <class T>
