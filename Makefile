@@ -36,7 +36,7 @@ LOCK := flock /tmp/pytensor_onnx_build.lock
 PYTEST_WORKERS ?= 2
 
 .PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean \
-	deploy-deps deploy-tests example-web fuzz sanitize sanitize-python
+	deploy-deps deploy-cpp deploy-tests example-web fuzz sanitize sanitize-python
 
 all: build
 
@@ -124,7 +124,23 @@ $(DEPLOY_NODE_MODULES): deploy/package.json deploy/package-lock.json
 	cd deploy && ONNXRUNTIME_NODE_INSTALL_CUDA=skip ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-deploy-tests: build deploy-deps
+# The C++ program (deploy/cpp, docs/deploying.md): Debian's nlohmann-json, the
+# ONNX Runtime headers system-deps fetched (Debian's libonnxruntime-dev 1.21),
+# and the shared library of the leg's onnxruntime wheel, which the build links
+# through a libonnxruntime.so.1 link of its own. Incremental: a rebuild
+# compiles only what changed.
+DEPLOY_CPP_BUILD := build/deploy-cpp
+ORT_WHEEL_LIBRARY = $(shell $(PY) -c "import glob, os, onnxruntime; print(sorted(glob.glob(os.path.join(os.path.dirname(onnxruntime.__file__), 'capi', 'libonnxruntime.so.*')))[0])")
+
+deploy-cpp: build
+	@if [ ! -f /usr/include/nlohmann/json.hpp ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nlohmann-json3-dev >/dev/null; fi
+	$(LOCK) sh -c 'cmake -S deploy/cpp -B $(DEPLOY_CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DONNXRUNTIME_INCLUDE_DIR=$(abspath build/onnxruntime-headers/usr/include/onnxruntime) \
+	  -DONNXRUNTIME_LIBRARY=$(ORT_WHEEL_LIBRARY) >/dev/null && cmake --build $(DEPLOY_CPP_BUILD)'
+
+deploy-tests: build deploy-deps deploy-cpp
 	$(PY) examples/web/model.py  # the example page's model, which the browser test loads
 	$(PY) -m pytest -q deploy/tests
 
