@@ -4,15 +4,18 @@ function), with ``onnx.checker`` on every model."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
+import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 import pytensor
+import pytensor.tensor as pt
 from hypothesis import event as hypothesis_event
 from hypothesis.control import _current_build_context
 from pytensor.compile.mode import Mode
@@ -21,18 +24,32 @@ from pytensor_onnx import export_function_onnx, export_onnx
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.testing import assert_same_result, check_model, py_function
 
-from fuzz.program import Case, build_graph
+from fuzz.program import Case, InputNode, build_graph
+from fuzz.registry import REGISTRY
 
 #: Where shrunk failures are written, and where the normal suite replays them from.
 CASES_DIR = Path(__file__).resolve().parent.parent / "fuzz_cases"
 
 #: Error budget of results that are not IEEE-exact (transcendental functions,
-#: float sums): ``rtol = RTOL_ULPS * eps`` and ``atol = ATOL_ULPS * eps *
-#: scale``, where eps is that of the least precise float dtype the result
-#: depends on and scale the largest finite |value| * size among the values it
-#: depends on (so cancellation in a sum of large terms is allowed for).
+#: float sums, factorisations), following each output's own conditioning:
+#: every element must satisfy ``|got - ref| <= rtol * |ref| + atol``, with
+#: ``rtol = RTOL_ULPS * eps`` (eps of the output's dtype) and ``atol`` the
+#: element's own *spread* times ``ATOL_ULPS``. The spread is how far that
+#: element moves when every non-exact step of the program is replaced by a
+#: backward-stable version of itself: its float operands and its result each
+#: multiplied by ``1 + d`` with ``|d|`` one ulp, a fresh ``d`` per element
+#: (``PERTURBATION_DRAWS`` draws of random signs, the largest move kept). A
+#: correct implementation of a step (a sum in any order, a LAPACK solve, an
+#: ``exp`` good to a few ulps) is such a version, so its result lies within a
+#: small multiple of the spread; cancellation (a sum of large terms with a
+#: small result) and ill-conditioned steps (``solve`` of a nearly singular
+#: matrix, ``tan`` near a pole) widen the spread of just the elements they
+#: reach, while the size of unrelated intermediates does not enter (the old
+#: bound, the largest |value| x size upstream, let 28% of the outputs pass
+#: any value of their own size, zero included).
 RTOL_ULPS = 2**10
 ATOL_ULPS = 2**6
+PERTURBATION_DRAWS = 4
 
 
 def event(message: str) -> None:
@@ -44,7 +61,8 @@ def event(message: str) -> None:
 
 def reference(state, inputs, values, outputs):
     """``{index: reference value}`` of the outputs and everything they depend
-    on (to scale tolerances), or the exception the reference raised."""
+    on (their shapes are checked against the generators'), or the exception
+    the reference raised."""
     needed = sorted(set().union(*(state.ancestors(k) for k in outputs)))
     fn = py_function(inputs, [state.metas[k].var for k in needed], on_unused_input="ignore")
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -55,24 +73,77 @@ def reference(state, inputs, values, outputs):
             return None, exc
 
 
-def tolerance(state, index, ref_values):
-    """``(rtol, atol)`` for variable ``index`` (``None``: default tolerances)."""
-    meta = state.metas[index]
-    if meta.exact or meta.kind != "f":
-        return None
-    ancestors = state.ancestors(index)
-    float_dtypes = {state.metas[k].dtype for k in ancestors if state.metas[k].kind == "f"}
-    eps = max(np.finfo(d).eps for d in float_dtypes)
-    scale = 1.0
-    for k in ancestors:
-        value = ref_values.get(k)
-        if value is None:
+def _needs_tolerance(meta) -> bool:
+    return meta.kind == "f" and not meta.exact
+
+
+def perturbed_graph(case: Case, state):
+    """The program with every non-exact float step made backward-stable-noisy
+    (see ``RTOL_ULPS``): ``(noise inputs, {output index: perturbed variable})``.
+
+    Each noise input has the type of the variable it perturbs (so the
+    generators build the same expressions); all-zero noise gives the
+    reference's values bit for bit (``x * (1 + 0)`` is ``x``). Exact steps
+    and non-float steps keep their reference variables: discontinuous ops
+    take only exact operands, so no noise reaches a comparison or a cast.
+    """
+    noise = []
+
+    def noisy(var, meta):
+        e = pt.tensor(f"noise{len(noise)}", dtype=var.type.dtype, shape=var.type.shape)
+        noise.append((e, meta.shape))
+        return var * (1 + e)
+
+    perturbed = []
+    for k, node in enumerate(case.nodes):
+        meta = state.metas[k]
+        if isinstance(node, InputNode) or not _needs_tolerance(meta):
+            perturbed.append(meta.var)
             continue
-        if value.dtype.kind in "fiu" and value.size:
-            finite = np.abs(value[np.isfinite(value)].astype(np.float64)) if value.dtype.kind == "f" else np.abs(value.astype(np.float64))
-            if finite.size:
-                scale = max(scale, float(finite.max()) * max(1, value.size))
-    return RTOL_ULPS * eps, ATOL_ULPS * eps * scale
+        operands = [noisy(perturbed[a], state.metas[a]) if state.metas[a].kind == "f" else perturbed[a] for a in node.args]
+        perturbed.append(noisy(REGISTRY[node.gen].build(node.params, *operands), meta))
+    return noise, {k: perturbed[k] for k in case.outputs if _needs_tolerance(state.metas[k])}
+
+
+def spreads(case: Case, state, inputs, values, ref_values) -> dict:
+    """``{output index: per-element spread}`` of the non-exact float outputs
+    (see ``RTOL_ULPS``): inf where a perturbed run leaves the finite values
+    (the output is not determined there), 0 where the reference is not finite
+    (those elements must match exactly)."""
+    noise, outputs = perturbed_graph(case, state)
+    if not outputs:
+        return {}
+    keys = sorted(outputs)
+    fn = py_function([*inputs, *(e for e, _ in noise)], [outputs[k] for k in keys], on_unused_input="ignore")
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(case.to_json().encode()).digest()[:8], "little"))
+    result = {k: np.zeros(ref_values[k].shape) for k in keys}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for _ in range(PERTURBATION_DRAWS):
+            draws = [
+                (rng.choice([-1.0, 1.0], size=shape) * np.finfo(e.type.dtype).eps).astype(e.type.dtype)
+                for e, shape in noise
+            ]
+            try:
+                got = fn(*values, *draws)
+            except Exception:  # the perturbed program leaves the domain: nothing is determined
+                return {k: np.full(ref_values[k].shape, np.inf) for k in keys}
+            for k, value in zip(keys, got, strict=True):
+                ref = ref_values[k].astype(np.float64)
+                moved = np.abs(np.asarray(value, dtype=np.float64) - ref)
+                moved = np.where(np.isfinite(ref), np.where(np.isfinite(moved), moved, np.inf), 0.0)
+                result[k] = np.maximum(result[k], moved)
+    return result
+
+
+def tolerance(state, index, spread):
+    """``(rtol, atol)`` for output ``index`` (``None``: exact, default
+    tolerances); ``atol`` is per element."""
+    meta = state.metas[index]
+    if not _needs_tolerance(meta):
+        return None
+    eps = np.finfo(meta.dtype).eps
+    return RTOL_ULPS * eps, ATOL_ULPS * spread
 
 
 def run_exported(model, values):
@@ -96,6 +167,83 @@ def run_case(case: Case) -> None:
         raise AssertionError(f"fuzz case failed: {type(exc).__name__}: {exc}\n{case.describe()}") from exc
     finally:
         rewrite_log.setLevel(level)
+
+
+@contextlib.contextmanager
+def building():
+    """Marks an exception raised inside as a failure to build (compile,
+    convert, export), not to run."""
+    try:
+        yield
+    except Exception as exc:
+        exc.fuzz_building = True
+        raise
+
+
+#: ONNX Runtime names the node that failed: "... running Reshape node. Name:'Reshape_0' ...".
+_FAILED_NODE = re.compile(r"running (\w+) node\. Name:'([^']*)'")
+#: A converted CheckAndRaise names its check node after the exception type
+#: (dispatch/raise_op.check_node_name); mode ONNX raises that type.
+_CHECK_NODE = re.compile(r"^pytensor_check:[0-9a-f]+ (\w+):")
+#: The rules' own data checks (dispatch/shape.guard: an empty max, a zero
+#: arange step, a negative size, a shape mismatch) read index 1 of a
+#: one-element tensor.
+_GUARD = "idx=1 must be within the inclusive range [-1,0]"
+#: ONNX Runtime's index out of range (the words pytensor_onnx.linker maps to IndexError).
+_INDEX_FAILURE = re.compile(r"out of data bounds|invalid (index|indice) found|Out of range value in index")
+
+
+def _raised_by_a_rule(exc) -> bool:
+    """Whether the traceback passes through this package's conversion code."""
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if f"{os.sep}pytensor_onnx{os.sep}dispatch{os.sep}" in filename or f"{os.sep}pytensor_onnx{os.sep}_core" in filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def failure_problem(error, expected_error, what) -> str | None:
+    """Why ``error`` is not the failure expected where ``what`` raises
+    ``expected_error``, or None (error parity, issue 24 item 3).
+
+    Expected: building fails only with the reference's own error type,
+    raised by PyTensor's code (constant folding meets the bad value), never
+    by a conversion rule; a run fails with the reference's exception type
+    (mode ONNX raises PyTensor's type for converted checks and indices out of
+    range), or ONNX Runtime names the node that failed and that node is one
+    of this kind of error: a converted check of the reference's exception
+    type, a rule's data check, an index out of range only where the
+    reference's error is an IndexError, or another kernel refusing its
+    operands (a Reshape, Split, Slice ...) only where it is not.
+    """
+    expected = type(expected_error)
+    described = f"{type(error).__name__}: {str(error)[:300]}"
+    wanted = f"where {what} raises {expected.__name__}: {str(expected_error)[:200]}"
+    if getattr(error, "fuzz_building", False):
+        if type(error) is expected and not _raised_by_a_rule(error):
+            return None
+        return f"failed to build ({described}) {wanted}"
+    if isinstance(error, expected) and expected is not RuntimeError:  # every failed run of mode ONNX is a RuntimeError
+        return None
+    message = str(error)
+    node = _FAILED_NODE.search(message)
+    if node is None:
+        return f"failed without ONNX Runtime naming a node ({described}) {wanted}"
+    op_type, name = node.groups()
+    check = _CHECK_NODE.match(name)
+    if check is not None:
+        if check.group(1) == expected.__name__:
+            return None
+        return f"failed in the check of another error type (node {name!r}) {wanted}"
+    if _GUARD in message:
+        return None
+    index_error = issubclass(expected, IndexError)
+    if bool(_INDEX_FAILURE.search(message)) == index_error:
+        return None
+    kind = "an index out of range" if not index_error else "not an index error"
+    return f"failed for another reason ({kind}: {op_type} node {name!r}: {str(error)[:300]}) {wanted}"
 
 
 class InvalidModel(Exception):
@@ -122,7 +270,7 @@ def _outcome(run):
             return None, exc
 
 
-def _disagreement(state, outputs, results, error, expected, expected_error, what, scale_values):
+def _disagreement(state, outputs, results, error, expected, expected_error, what, output_spreads):
     """Why ``(results, error)`` differs from ``(expected, expected_error)``, or None.
 
     Both failing agrees (error parity: where NumPy raises, the model must
@@ -130,18 +278,51 @@ def _disagreement(state, outputs, results, error, expected, expected_error, what
     """
     if error is not None or expected_error is not None:
         if error is not None and expected_error is not None:
-            return None
+            return failure_problem(error, expected_error, what)
         if error is not None:
             return f"failed where {what} runs: {type(error).__name__}: {error}"
         return f"returned results where {what} raises {type(expected_error).__name__}: {expected_error}"
     for position, (got, k) in enumerate(zip(results, outputs, strict=True)):
-        tol = tolerance(state, k, scale_values)
-        rtol, atol = tol if tol is not None else (None, None)
+        tol = tolerance(state, k, output_spreads.get(k))
+        label = f"output {position} (v{k})"
         try:
-            assert_same_result(got, expected[k], rtol=rtol, atol=atol, label=f"output {position} (v{k})")
+            if tol is None:
+                assert_same_result(got, expected[k], label=label)
+            else:
+                assert_within(got, expected[k], *tol, label=label)
         except AssertionError as exc:
             return f"differs from {what}: {exc}"
     return None
+
+
+def assert_within(got, ref, rtol, atol, label="output"):
+    """Same dtype and shape, NaN where ``ref`` has NaN, infinities equal, and
+    ``|got - ref| <= rtol * |ref| + atol`` elsewhere (``atol`` per element)."""
+    got, ref = np.asarray(got), np.asarray(ref)
+    assert got.dtype == ref.dtype, f"{label}: dtype {got.dtype} != PyTensor's {ref.dtype}"
+    assert got.shape == ref.shape, f"{label}: shape {got.shape} != PyTensor's {ref.shape}"
+    g, r = got.astype(np.float64), ref.astype(np.float64)
+    with np.errstate(all="ignore"):
+        bound = rtol * np.abs(r) + np.broadcast_to(atol, r.shape)
+        finite = np.isfinite(r) & np.isfinite(g)
+        ok = np.where(finite, np.abs(g - r) <= bound, (g == r) | (np.isnan(g) & np.isnan(r)))
+    if not ok.all():
+        bad = tuple(int(i) for i in np.argwhere(~ok)[0])
+        raise AssertionError(
+            f"{label}: {int((~ok).sum())} of {ok.size} elements differ; at {bad}: got {g[bad]!r}, "
+            f"reference {r[bad]!r}, allowed |difference| {bound[bad]:.3g} (rtol {rtol:.3g}, atol {np.broadcast_to(atol, r.shape)[bad]:.3g})"
+        )
+
+
+def judge(case: Case, results=None, error=None) -> str | None:
+    """Why ``results`` (one array per output) or ``error`` would be rejected
+    as the outcome of ``case``, or None: the comparison every runner of
+    ``run_case`` gets, for tests of the checks themselves."""
+    state = build_graph(case)
+    values = [np.asarray(v) for v in case.values]
+    ref_values, ref_error = reference(state, state.input_vars, values, case.outputs)
+    output_spreads = {} if ref_values is None else spreads(case, state, state.input_vars, values, ref_values)
+    return _disagreement(state, case.outputs, results, error, ref_values, ref_error, "PyTensor's reference", output_spreads)
 
 
 def _run_case(case: Case) -> None:
@@ -155,6 +336,7 @@ def _run_case(case: Case) -> None:
             if value.shape != state.metas[k].shape:
                 raise AssertionError(f"fuzz generator bug: v{k} has shape {value.shape}, the generator said {state.metas[k].shape}")
     event("reference raises" if ref_error is not None else "reference runs")
+    output_spreads = {} if ref_values is None else spreads(case, state, inputs, values, ref_values)
 
     # PyTensor's FAST_RUN rewrites for its own backends (in-place ops, fusion
     # where they apply) on the pure-Python linker: exported below, and the
@@ -167,19 +349,25 @@ def _run_case(case: Case) -> None:
         if not fast_run_cache:
             with pytensor.config.change_flags(cxx=""):
                 mode = Mode(linker="py", optimizer="fast_run")
-                fast_run_cache.append(pytensor.function(inputs, outputs, mode=mode, on_unused_input="ignore"))
+                with building():
+                    fast_run_cache.append(pytensor.function(inputs, outputs, mode=mode, on_unused_input="ignore"))
         return fast_run_cache[0]
 
     def mode_onnx():
-        fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=case.opset), on_unused_input="ignore")
+        with building():
+            fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=case.opset), on_unused_input="ignore")
         checked(fn.maker.linker.onnx_model)
         return fn(*values)
 
     def exported():
-        return run_exported(checked(export_onnx(inputs, outputs, opset_version=case.opset)), values)
+        with building():
+            model = export_onnx(inputs, outputs, opset_version=case.opset)
+        return run_exported(checked(model), values)
 
     def exported_function():
-        return run_exported(checked(export_function_onnx(fast_run(), opset_version=case.opset)), values)
+        with building():
+            model = export_function_onnx(fast_run(), opset_version=case.opset)
+        return run_exported(checked(model), values)
 
     runners = [("mode ONNX", mode_onnx), ("exported model", exported)]
     # Not for graphs with a factorisation: FAST_RUN's algebraic rewrites
@@ -195,8 +383,7 @@ def _run_case(case: Case) -> None:
     fast_run_outcome = None
     for label, run in runners:
         results, error = _outcome(run)
-        scale_values = ref_values or {}
-        problem = _disagreement(state, case.outputs, results, error, ref_values, ref_error, "PyTensor's reference", scale_values)
+        problem = _disagreement(state, case.outputs, results, error, ref_values, ref_error, "PyTensor's reference", output_spreads)
         if problem is None:
             continue
         # Not our bug when PyTensor's own FAST_RUN graph disagrees with its
@@ -208,8 +395,8 @@ def _run_case(case: Case) -> None:
             fast_run_outcome = (None if fr_results is None else dict(zip(case.outputs, fr_results)), fr_error)
         fr_values, fr_error = fast_run_outcome
         fr_list = None if fr_values is None else list(fr_values.values())
-        pytensor_itself = _disagreement(state, case.outputs, fr_list, fr_error, ref_values, ref_error, "the reference", scale_values)
-        same_as_fast_run = _disagreement(state, case.outputs, results, error, fr_values, fr_error, "FAST_RUN", scale_values) is None
+        pytensor_itself = _disagreement(state, case.outputs, fr_list, fr_error, ref_values, ref_error, "the reference", output_spreads)
+        same_as_fast_run = _disagreement(state, case.outputs, results, error, fr_values, fr_error, "FAST_RUN", output_spreads) is None
         if pytensor_itself is not None and same_as_fast_run:
             event(f"PyTensor FAST_RUN {pytensor_itself[:400]}".replace("\n", " | "))
             continue

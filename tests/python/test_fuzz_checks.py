@@ -1,0 +1,130 @@
+"""The fuzzer's judge (tests/python/fuzz/check.py) rejects what it must:
+values off by more than the output's own conditioning allows, and failures
+for another reason than the reference's (issue 24 items 1 and 3)."""
+
+import numpy as np
+import pytest
+
+from fuzz.check import judge, reference, spreads
+from fuzz.program import Case, InputNode, StepNode, build_graph
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _case(nodes, outputs, values):
+    return Case(opset=18, nodes=nodes, outputs=outputs, values=[np.asarray(v) for v in values])
+
+
+def _reference(case):
+    state = build_graph(case)
+    ref, error = reference(state, state.input_vars, case.values, case.outputs)
+    assert error is None
+    return state, ref
+
+
+# i1(solve(spd(x))) with a 1e30 in x: the old bound scaled atol by the largest
+# |value| upstream (1e30) times its size, 6.9e163-like, so any value passed.
+I1_OF_SOLVE = _case(
+    [InputNode("float64", (2, 2), (None, None)),
+     StepNode("linalg.spd", [0], {"op": "solve"}),
+     StepNode("special_functions.unary", [1], {"fn": "i1"})],
+    [2],
+    [[[1e30, 0.5], [2.0, -1.0]]],
+)
+
+
+def test_a_well_conditioned_output_is_checked_to_its_own_relative_accuracy():
+    state, ref = _reference(I1_OF_SOLVE)
+    want = ref[2]
+    assert np.all(np.abs(want) > 1e-3)  # values of order 0.1: a non-trivial check
+    assert judge(I1_OF_SOLVE, [want]) is None
+    assert judge(I1_OF_SOLVE, [want * (1 + 16 * np.finfo(float).eps)]) is None  # a few ulps: allowed
+    for wrong in (np.zeros_like(want), want * (1 + 1e-9), want + 1e-10):
+        assert "differs from PyTensor's reference" in judge(I1_OF_SOLVE, [wrong])
+
+
+def test_the_bound_follows_the_output_not_unrelated_intermediates():
+    state, ref = _reference(I1_OF_SOLVE)
+    (spread,) = spreads(I1_OF_SOLVE, state, state.input_vars, I1_OF_SOLVE.values, ref).values()
+    # The output's own scale (|i1| ~ 0.1), not the input's 1e30.
+    assert np.all(spread < 1e-14)
+
+
+SUM_WITH_CANCELLATION = _case(
+    [InputNode("float64", (3,), (None,)), StepNode("math.reduce", [0], {"op": "sum", "axis": None, "keepdims": False})],
+    [1],
+    [[1e16, 1.0, -1e16]],
+)
+
+
+def test_cancellation_in_a_sum_is_allowed_for_and_nothing_more():
+    # NumPy's order gives 0; another order gives the exact 1: both are a
+    # correctly rounded sum of terms within an ulp, so both pass; a value far
+    # beyond the terms' rounding (1e16 * eps ~ 2) does not.
+    state, ref = _reference(SUM_WITH_CANCELLATION)
+    assert ref[1] == 0.0
+    assert judge(SUM_WITH_CANCELLATION, [np.array(1.0)]) is None
+    assert judge(SUM_WITH_CANCELLATION, [np.array(-2.0)]) is None
+    assert "differs" in judge(SUM_WITH_CANCELLATION, [np.array(1e4)])
+
+
+# -- error parity ---------------------------------------------------------------------
+
+# x + y with y of length 1 not known to broadcast: PyTensor raises ValueError.
+REFUSED_BROADCAST = _case(
+    [InputNode("float64", (3,), (None,)), InputNode("float64", (1,), (None,)), StepNode("elemwise.binary", [0, 1], {"op": "add"})],
+    [2],
+    [[1.0, -2.0, 0.5], [2.0]],
+)
+# x[5] of a length-3 x: PyTensor raises IndexError.
+INDEX_OUT_OF_RANGE = _case(
+    [InputNode("float64", (3,), (None,)), StepNode("subtensor.basic", [0], {"index": [{"int": 5}]})],
+    [1],
+    [[1.0, 2.0, 3.0]],
+)
+
+
+def _ort_failure(op_type, name, message):
+    return RuntimeError(
+        f"ONNX Runtime failed to run the model: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status code "
+        f"returned while running {op_type} node. Name:'{name}' Status Message: {message}"
+    )
+
+
+GUARD = "indices element out of data bounds, idx=1 must be within the inclusive range [-1,0]"
+
+
+def _built(exc):
+    exc.fuzz_building = True
+    return exc
+
+
+@pytest.mark.parametrize("case, error", [
+    (REFUSED_BROADCAST, ValueError("Runtime broadcasting not allowed")),  # mode ONNX raises the check's type
+    (REFUSED_BROADCAST, _ort_failure("Gather", "pytensor_check:0123456789ab ValueError: Runtime broadcasting not allowed", GUARD)),
+    (REFUSED_BROADCAST, _ort_failure("Gather", "Gather_3", GUARD)),  # a rule's data check
+    (REFUSED_BROADCAST, _ort_failure("Expand", "Expand_0", "invalid expand shape")),  # a kernel refusing its operands
+    (INDEX_OUT_OF_RANGE, IndexError("index out of bounds")),
+    (INDEX_OUT_OF_RANGE, _ort_failure("Gather", "Gather_0", "indices element out of data bounds, idx=5 must be within the inclusive range [-3,2]")),
+])
+def test_the_expected_failure_agrees(case, error):
+    assert judge(case, error=error) is None
+
+
+@pytest.mark.parametrize("case, error, why", [
+    # a conversion rule failing is a bug, whatever the reference does
+    (REFUSED_BROADCAST, _built(TypeError("rule bug")), "failed to build"),
+    (REFUSED_BROADCAST, RuntimeError("ONNX Runtime failed to run the model: something"), "without ONNX Runtime naming a node"),
+    (REFUSED_BROADCAST, _ort_failure("Gather", "pytensor_check:0123456789ab AssertionError: SpecifyShape", GUARD),
+     "check of another error type"),
+    (REFUSED_BROADCAST, _ort_failure("Gather", "Gather_0", "indices element out of data bounds, idx=5 must be within the inclusive range [-3,2]"),
+     "an index out of range"),
+    (INDEX_OUT_OF_RANGE, _ort_failure("Reshape", "Reshape_0", "The input tensor cannot be reshaped"), "not an index error"),
+    (INDEX_OUT_OF_RANGE, _built(IndexError("index out of bounds")), None),  # PyTensor's own error at constant folding: fine
+])
+def test_a_failure_for_another_reason_is_rejected(case, error, why):
+    problem = judge(case, error=error)
+    if why is None:
+        assert problem is None
+    else:
+        assert problem is not None and why in problem, problem
