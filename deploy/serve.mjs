@@ -7,6 +7,7 @@
 //   /models/      deploy/build/example/ (regression.onnx, written by examples/web/model.py)
 //   /cases/       the cases of export_cases.py (browser tests only)
 //   /runner.mjs   the case runner shared with the Node runs
+//   /nuts/        the NUTS sampler (deploy/nuts: the ES modules, the worker, a blank test page)
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve, sep } from 'node:path';
@@ -31,6 +32,7 @@ export function routes(casesDir) {
     ['/models/', join(DEPLOY, 'build', 'example')],
     ...(casesDir ? [['/cases/', resolve(casesDir)]] : []),
     ['/runner.mjs', join(DEPLOY, 'runner.mjs')],
+    ['/nuts/', join(DEPLOY, 'nuts')],
     ['/', join(REPO, 'examples', 'web')],
   ];
 }

@@ -6,7 +6,9 @@ exports the model's log-density and gradient (``pytensor_onnx.pymc.export_logp``
 one flat input vector ``point`` = [intercept, slope, log(sigma)]) with the data
 as an input (``xy``, one row per point), so the page (``app.js``) can evaluate
 the posterior over (intercept, slope) in the browser every time the user moves
-the points or the noise level.
+the points or the noise level; and the map to the constrained scale
+(``export_deterministics``: sigma = exp(log(sigma))), so the page's NUTS sampler
+(``deploy/nuts``) returns draws of sigma itself.
 """
 
 from __future__ import annotations
@@ -43,11 +45,13 @@ def build():
 
 
 def export(out: Path = DEFAULT_OUT) -> Path:
-    from pytensor_onnx.pymc import export_logp
+    from pytensor_onnx.pymc import export_deterministics, export_logp
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "regression.onnx"
-    export_logp(build(), path, flat=True, data_inputs=["xy"], model_name="regression_logp")
+    model = build()
+    export_logp(model, path, flat=True, data_inputs=["xy"], model_name="regression_logp")
+    export_deterministics(model, out / "regression.det.onnx", flat=True, model_name="regression_constrained")
     (out / "data.json").write_text(json.dumps(initial_data().tolist()))  # the page's first points
     return path
 
