@@ -5,7 +5,10 @@
 #   make test-legs    the other CI legs: PyMC 5 / PyTensor 2.38 (full suite)
 #                     and the unpinned newest releases on Python 3.13 (smoke)
 #   make deploy-tests exported models in onnxruntime-node, onnxruntime-web
-#                     (Node) and headless Chromium, against PyTensor's numbers
+#                     (Node) and headless Chromium, in the C++ program
+#                     (deploy/cpp) and in ONNX Runtime's mobile format (.ort),
+#                     against PyTensor's and PyMC's numbers
+#   make deploy-cpp   builds the C++ program, build/deploy-cpp/pymc_logp
 #   make example-web  serves the example page (examples/web) on port 8000
 #   make lock         re-resolves requirements/<leg>.lock.txt from <leg>.in
 #                     (LOCK_LEGS="newest pymc5" by default)

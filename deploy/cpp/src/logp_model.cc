@@ -156,7 +156,8 @@ std::vector<double> read_output(const Ort::Value& value) {
 
 Evaluation LogpModel::evaluate(const std::vector<double>& point) {
   if (static_cast<int64_t>(point.size()) != layout_.size) {
-    throw Error("the point has " + std::to_string(point.size()) + " values, but the model takes " +
+    throw Error("the point has " + std::to_string(point.size()) + (point.size() == 1 ? " value" : " values") +
+                ", but the model takes " +
                 std::to_string(layout_.size) + ": " + describe_variables(layout_));
   }
   // The input tensor borrows this buffer (float32 models: a converted copy).

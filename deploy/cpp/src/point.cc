@@ -9,11 +9,8 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<double> read_flat(const json& point, const Layout& layout) {
-  if (static_cast<int64_t>(point.size()) != layout.size) {
-    throw Error("the point has " + std::to_string(point.size()) + " values, but the model takes " +
-                std::to_string(layout.size) + ": " + describe_variables(layout));
-  }
+// (The length is checked where every point is: LogpModel::evaluate.)
+std::vector<double> read_flat(const json& point) {
   std::vector<double> flat;
   flat.reserve(point.size());
   for (size_t i = 0; i < point.size(); ++i) flat.push_back(json_to_number(point[i], "point[" + std::to_string(i) + "]"));
@@ -48,7 +45,7 @@ std::vector<double> read_named(const json& point, const Layout& layout) {
 }  // namespace
 
 std::vector<double> read_point(const json& point, const Layout& layout) {
-  if (point.is_array()) return read_flat(point, layout);
+  if (point.is_array()) return read_flat(point);
   if (point.is_object()) return read_named(point, layout);
   throw Error("a point is a JSON list of " + std::to_string(layout.size) +
               " numbers or an object of values by variable name, not " + std::string(point.type_name()));

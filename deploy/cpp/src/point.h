@@ -13,7 +13,8 @@ namespace pymc_logp {
 // The flat vector of a point given either as the flat vector itself (a list
 // of layout.size numbers) or by name ({"mu": 0.3, "theta_tilde": [...8
 // numbers...], ...}: every value variable of the layout, each in its shape).
-// A point of the wrong size or shape, or with missing or unknown names, throws Error.
+// Values of the wrong shape, missing or unknown names, or what is not a number
+// throw Error; the flat vector's length is checked by LogpModel::evaluate.
 std::vector<double> read_point(const nlohmann::json& point, const Layout& layout);
 
 // {"logp": ..., "dlogp": [flat gradient], "dlogp_by_variable": {name: value in its shape}}
