@@ -31,20 +31,67 @@ def draw_fn(make_rv, *, seed=1, updates=True):
     return fn, rng
 
 
-def test_generator_matches_reference():
-    # the ONNX words are the Squares generator: compare with the NumPy reference
-    key = np.uint64(0xC58EFD154CE32F6D)
+#: Published test vectors of Squares (Widynski, "Squares: a fast counter-based
+#: RNG", arXiv:2004.06278): the data files of the randomgen package
+#: (github.com/bashtage/randomgen, randomgen/tests/data/squares-32-testset-1.csv
+#: and -2.csv), written by randomgen/src/squares/squares-test-data-gen.c from
+#: the paper's own C code (squares.orig.h). Row i of a file is
+#: squares32(key, 2i) | squares32(key, 2i + 1) << 32; the key of each file is
+#: in that program. {key: {row: value}}, rows taken from the start, the
+#: middle and the end of each file.
+SQUARES_VECTORS = {
+    0x3BC8BCA4D301945B: {0: 0x0E03102B5167EA8B, 1: 0x943AC4D0E59F61D7, 2: 0x8DE3053855A66612, 999: 0x6210044B433F318A},
+    0x32D1638D0D582ACF: {0: 0x4666B59384EF8BB4, 1: 0x8788C4C4366ADA38, 499: 0x91334A2D87CAD0FD, 500: 0x342B820C685D8174},
+}
+
+
+def _squares32_int(counter, key):
+    """Squares' 32-bit output in Python's unbounded integers, from the paper's
+    definition (four rounds of square, add, swap halves; reduced mod 2**64),
+    independent of the NumPy code of dispatch/random.py."""
+    mask = (1 << 64) - 1
+    x = y = (counter * key) & mask
+    z = (y + key) & mask
+    for add in (y, z, y):
+        x = (x * x + add) & mask
+        x = ((x >> 32) | (x << 32)) & mask
+    return ((x * x + z) & mask) >> 32
+
+
+def _onnx_squares32(counters, key):
+    """The words the models compute (the builder's Squares subgraph), run in ONNX Runtime."""
     from pytensor_onnx.dispatch.random import _squares32
 
     g = pytensor_onnx._core.GraphBuilder(18, "squares")
     c = g.input("c", "uint64", ["n"])
-    g.output(_squares32(g, c, g.const(np.asarray(key))), "w")
+    g.output(_squares32(g, c, g.const(np.asarray(np.uint64(key)))), "w")
     session = ort.InferenceSession(g.serialize(graph_name="squares"), providers=["CPUExecutionProvider"])
-    values = np.array([0, 1, 2, 3, 2**40 + 7, 2**64 - 1], dtype=np.uint64)
-    (words,) = session.run(None, {"c": values})
-    np.testing.assert_array_equal(words, squares32(values, key))
+    (words,) = session.run(None, {"c": np.asarray(counters, dtype=np.uint64)})
+    return words
+
+
+@pytest.mark.parametrize("key", list(SQUARES_VECTORS), ids=hex)
+def test_generator_matches_published_vectors(key):
+    rows = SQUARES_VECTORS[key]
+    counters = [c for row in rows for c in (2 * row, 2 * row + 1)]
+    words = _onnx_squares32(counters, key)
+    got = {row: int(words[2 * k]) | int(words[2 * k + 1]) << 32 for k, row in enumerate(rows)}
+    assert got == rows
+    # The Python-integer definition (the reference of the next test) gives them too.
+    assert {row: _squares32_int(2 * row, key) | _squares32_int(2 * row + 1, key) << 32 for row in rows} == rows
+    # The host-side NumPy transcription (used by nothing but the tests) agrees too.
+    np.testing.assert_array_equal(squares32(np.asarray(counters, dtype=np.uint64), key), words)
+
+
+def test_generator_large_counters():
+    # Counters past the published vectors' range (products wrap mod 2**64
+    # several times): the paper's definition in Python integers.
+    key = 0xC58EFD154CE32F6D
+    counters = [2**32 - 1, 2**32, 2**40 + 7, 2**63, 2**64 - 2, 2**64 - 1]
+    words = _onnx_squares32(counters, key)
+    assert [int(w) for w in words] == [_squares32_int(c, key) for c in counters]
     assert words.max() < 2**32
-    assert len(set(words.tolist())) == len(values)
+    assert len(set(words.tolist())) == len(counters)
 
 
 def test_state_round_trip():
