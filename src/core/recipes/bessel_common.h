@@ -1,6 +1,7 @@
 // What the Bessel-function recipes of real order share (bessel_ik.cc,
-// bessel_jy.cc): the iteration cap, the convergence test and the rescaled
-// downward recurrence of Numerical Recipes' bessik and bessjy.
+// bessel_jy.cc): the iteration cap, the convergence test, the power series
+// and the rescaled downward recurrence of Numerical Recipes' bessik and
+// bessjy.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,31 @@ inline Value* zeros_like(const Ew& f, Value* v) { return f.where(f.isnan(v), 0.0
 
 // Whether an element is done: not(error >= tolerance), so NaN stops.
 inline Value* small(const Ew& e, Value* error, Value* tolerance) { return e.not_(e.ge(error, tolerance)); }
+
+// The sum of the power series of I_nu (alternating: J_nu) at y = x^2 / 4
+// without its prefactor (x/2)^nu / Gamma(nu + 1): sum_k t_k with t_0 = 1 and
+// t_k = s t_k-1 y / (k (nu + k)), s = +1 (I) or -1 (J). `one` holds ones in
+// the shape of the result. An element stops when a term falls below
+// kEpsilon of the sum; for J also not before k = -nu, past which the terms
+// only shrink (negative non-integer orders). state[0] is the sum.
+inline LoopResult power_series(const Ew& f, Value* nu, Value* y, Value* one, bool alternating,
+                               const std::string& name) {
+  return elementwise_loop(
+      f.g(), {one, one, f.sub(one, 1.0)}, kMaxSteps,
+      [nu, y, alternating](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
+        const Ew e(body, DType::Float64);
+        Value *sum = s[0], *term = s[1], *k = s[2];
+        Value* k1 = e.add(k, 1.0);
+        Value* next_term = e.div(e.mul(term, y), e.mul(k1, e.add(nu, k1)));
+        if (alternating) next_term = e.neg(next_term);
+        Value* next_sum = e.add(sum, next_term);
+        Value* done = alternating ? e.and_(small(e, e.abs(next_term), e.mul(e.abs(next_sum), kEpsilon)),
+                                           e.ge(e.add(k1, nu), 0.0))
+                                  : small(e, next_term, e.mul(next_sum, kEpsilon));
+        return LoopStep{{next_sum, next_term, k1}, done};
+      },
+      name);
+}
 
 struct Downward {
   Value* value;       // Z at order nu - n, times kRescale^rescales

@@ -1,7 +1,7 @@
 // The modified Bessel functions of real order (SciPy's ive and kve):
 // ive(v, x) = exp(-|x|) I_v(x) and kve(v, x) = exp(x) K_v(x), in float64
-// from standard ONNX ops. (Orders 0 and 1 given as constants use the
-// table recipes i0e/i1e of special.cc, which need no Loop.)
+// from standard ONNX ops; and I0, I1 and their scaled forms i0e, i1e, from
+// tables without iterations (what orders 0 and 1 given as constants use).
 //
 // Method, for nu = |v| and x > 0 (Temme's method as Numerical Recipes'
 // bessik arranges it, with the power series and the large-x expansion
@@ -33,10 +33,12 @@
 #include "loops.h"
 #include "recipes.h"
 #include "registry.h"
+#include "special_tables.h"
 
 namespace pytensor_onnx::recipes {
 namespace {
 
+using namespace tables;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 0x1.921fb54442d18p+1;
@@ -207,17 +209,7 @@ Value* ive_series(const Ew& f, Value* nu, Value* x, Value* lgamma_nu1, Value* us
   Value* y = f.where(use, f.mul(f.sqr(x), 0.25), 0.0);
   Value* nu_safe = f.where(use, nu, 0.0);
   Value* one = f.add(zeros_like(f, f.add(y, nu_safe)), 1.0);
-  LoopResult r = elementwise_loop(
-      f.g(), {one, one, f.sub(one, 1.0)}, kMaxSteps,
-      [y, nu_safe](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
-        const Ew e(body, DType::Float64);
-        Value *sum = s[0], *term = s[1], *k = s[2];
-        Value* k1 = e.add(k, 1.0);
-        Value* next_term = e.div(e.mul(term, y), e.mul(k1, e.add(nu_safe, k1)));
-        Value* next_sum = e.add(sum, next_term);
-        return LoopStep{{next_sum, next_term, k1}, small(e, next_term, e.mul(next_sum, kEpsilon))};
-      },
-      "bessel_i_series");
+  LoopResult r = bessel::power_series(f, nu_safe, y, one, false, "bessel_i_series");
   // (x/2)^nu / Gamma(nu + 1) exp(-x); nu log(x/2) is 0 for nu = 0.
   Value* nu_log = f.where(f.eq(nu, 0.0), 0.0, f.mul(nu, f.sub(f.log(x), std::log(2.0))));
   Value* prefactor = f.exp(f.sub(f.sub(nu_log, lgamma_nu1), x));
@@ -381,29 +373,54 @@ Value* iv(const Ew& f, Value* v, Value* x) {
   return f.where(pole, kInf, value);
 }
 
-template <Value* (*Core)(const Ew&, Value*, Value*)>
-std::vector<Value*> binary(const Ew& f, const std::vector<Value*>& in, const Attributes&) {
-  return {Core(f, in[0], in[1])};
+// --- orders 0 and 1 -------------------------------------------------------
+
+// exp(-|x|) I0(x), exp(-|x|) I1(x): tables in |x| up to 8 (I1 / x there, so
+// I1 keeps its sign and relative accuracy at tiny x), and beyond in
+// w = 8 / |x| of sqrt(|x|) exp(-|x|) I_v (smooth, tending to 1/sqrt(2 pi)).
+// The one look-up of both tables at a = |x|: small's value in a where
+// a <= 8, large's in w = 8 / a elsewhere.
+Value* bessel_table(const Ew& f, Value* a, Value* small_a, const PiecewiseTable& small, const PiecewiseTable& large) {
+  return f.tables({{a, &small, small_a}, {f.div(8.0, a), &large, nullptr}});
 }
 
-std::vector<Value*> build_ive(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "ive", in, attrs, binary<ive>);
+Value* i0e_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* small = f.le(a, 8.0);
+  Value* table = bessel_table(f, a, small, kI0eSmall, kI0eLarge);
+  return f.where(small, table, f.div(table, f.sqrt(a)));
 }
-std::vector<Value*> build_iv(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "iv", in, attrs, binary<iv>);
+
+Value* i1e_core(const Ew& f, Value* x) {
+  Value* a = f.abs(x);
+  Value* small = f.le(a, 8.0);
+  Value* table = bessel_table(f, a, small, kI1eSmallOverX, kI1eLarge);
+  Value* large = f.mul(f.sign(x), f.div(table, f.sqrt(a)));
+  return f.where(small, f.mul(x, table), large);
 }
-std::vector<Value*> build_kve(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "kve", in, attrs, binary<kve>);
+
+// I_v(x) = exp(|x|) ive(x), with exp(|x|) applied as two halves so the
+// result is finite up to where I_v itself overflows (|x| ~ 713.9).
+Value* unscale_bessel(const Ew& f, Value* x, Value* scaled) {
+  Value* a = f.abs(x);
+  Value* half = f.exp(f.mul(a, 0.5));
+  return f.mul(f.mul(scaled, half), half);
 }
+
+// At +-inf this is 0 * inf = NaN, as in SciPy (cephes' i0 and i1).
+Value* i0_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i0e_core(f, x)); }
+Value* i1_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i1e_core(f, x)); }
 
 }  // namespace
 
 void add_bessel_ik_recipes(std::vector<RecipeInfo>& table) {
-  constexpr auto kEw = FunctionUse::kElementwise;
-  const std::string any_float = " (float inputs, computed in float64)";
-  table.push_back({"ive", build_ive, 2, 2, "exp(-|x|) I_v(x), real order v (SciPy's ive)" + any_float, kEw});
-  table.push_back({"iv", build_iv, 2, 2, "I_v(x), real order v (SciPy's iv)" + any_float, kEw});
-  table.push_back({"kve", build_kve, 2, 2, "exp(x) K_v(x), real order v (SciPy's kve)" + any_float, kEw});
+  table.push_back(float64_recipe("ive", ive, "exp(-|x|) I_v(x), real order v (SciPy's ive)"));
+  table.push_back(float64_recipe("iv", iv, "I_v(x), real order v (SciPy's iv)"));
+  table.push_back(float64_recipe("kve", kve, "exp(x) K_v(x), real order v (SciPy's kve)"));
+  table.push_back(float64_recipe("i0", i0_core, "the modified Bessel function of the first kind of order 0"));
+  table.push_back(float64_recipe("i1", i1_core, "the modified Bessel function of the first kind of order 1"));
+  table.push_back(float64_recipe("i0e", i0e_core, "exp(-|x|) I0(x)"));
+  table.push_back(float64_recipe("i1e", i1e_core, "exp(-|x|) I1(x)"));
 }
 
 }  // namespace pytensor_onnx::recipes

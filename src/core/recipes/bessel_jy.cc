@@ -1,5 +1,6 @@
-// The Bessel function of the first kind of real order, J_v(x) (SciPy's jv;
-// J0 and J1 are its orders 0 and 1), in float64 from standard ONNX ops.
+// The Bessel function of the first kind of real order, J_v(x) (SciPy's jv),
+// in float64 from standard ONNX ops; and J0, J1 (SciPy's j0, j1) from tables
+// without iterations (what orders 0 and 1 given as constants use).
 //
 // Method, for x > 0 (negative x: (-1)^v J_v(|x|) for integer v, else NaN):
 //   - Integer orders are taken as |v| with the sign (-1)^v.
@@ -36,10 +37,12 @@
 #include "loops.h"
 #include "recipes.h"
 #include "registry.h"
+#include "special_tables.h"
 
 namespace pytensor_onnx::recipes {
 namespace {
 
+using namespace tables;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 0x1.921fb54442d18p+1;
@@ -66,19 +69,7 @@ Value* j_series(const Ew& f, Value* w, Value* x, Value* use) {
   Value* ws = f.where(use, w, 0.0);
   Value* y = f.where(use, f.mul(f.sqr(x), 0.25), 0.0);
   Value* one = f.add(zeros_like(f, f.add(ws, y)), 1.0);
-  LoopResult r = elementwise_loop(
-      f.g(), {one, one, f.sub(one, 1.0)}, kMaxSteps,
-      [ws, y](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
-        const Ew e(body, DType::Float64);
-        Value *sum = s[0], *term = s[1], *k = s[2];
-        Value* k1 = e.add(k, 1.0);
-        Value* next_term = e.neg(e.div(e.mul(term, y), e.mul(k1, e.add(ws, k1))));
-        Value* next_sum = e.add(sum, next_term);
-        // Past k = -w the terms only shrink.
-        Value* done = e.and_(small(e, e.abs(next_term), e.mul(e.abs(next_sum), kEpsilon)), e.ge(e.add(k1, ws), 0.0));
-        return LoopStep{{next_sum, next_term, k1}, done};
-      },
-      "bessel_j_series");
+  LoopResult r = bessel::power_series(f, ws, y, one, true, "bessel_j_series");
   // (x/2)^w / Gamma(w + 1), w log(x/2) taken as 0 at w = 0.
   Value* w_log = f.where(f.eq(ws, 0.0), 0.0, f.mul(ws, f.sub(f.log(x), std::log(2.0))));
   Value* prefactor = f.mul(gamma_sign(f, f.add(ws, 1.0)), f.exp(f.sub(w_log, call(f, "gammaln", f.add(ws, 1.0)))));
@@ -331,21 +322,61 @@ Value* jv(const Ew& f, Value* v_in, Value* x_in) {
   return unflatten(g, value, shape);
 }
 
-std::vector<Value*> jv_core(const Ew& f, const std::vector<Value*>& in, const Attributes&) {
-  return {jv(f, in[0], in[1])};
+// --- orders 0 and 1 -------------------------------------------------------
+
+// J0 and J1 (SciPy's j0, j1) without iterations. For |x| <= 8: a table in
+// z = x^2 of J with its two zeros below 8 divided out (J1 also divided by
+// x), multiplied back as (a - j)(a + j) with j = hi + lo, so the result
+// keeps its relative accuracy next to them. Beyond 8: tables of Hankel's P
+// and Q / w in w = 8 / |x|, and J = sqrt(2 / (pi a)) (P cos chi - Q sin chi)
+// with chi = a - pi/4 (J0) or a - 3 pi/4 (J1), from the accurate cos a and
+// sin a (trig.cc); there, next to a zero, the result is accurate to an ulp
+// of the amplitude sqrt(2 / (pi a)), as SciPy's is.
+struct BesselJTables {
+  const PiecewiseTable& small;  // J (J / x for J1) over its zeros, in z = x^2
+  double zeros[2][2];           // its zeros below 8, each as hi, lo
+  const PiecewiseTable& p;      // Hankel's P in w = 8 / x
+  const PiecewiseTable& q_over_w;
+  bool odd;                     // J1: chi = a - 3 pi/4, and J1(-x) = -J1(x)
+};
+
+Value* bessel_j(const Ew& f, Value* x, const BesselJTables& t) {
+  Value* a = f.abs(x);
+  Value* small = f.le(a, 8.0);
+  Value* w = f.div(8.0, a);
+  Value* g_or_p = f.tables({{f.sqr(a), &t.small, small}, {w, &t.p, nullptr}});
+  Value* near = g_or_p;
+  for (const auto& zero : t.zeros) {
+    near = f.mul(near, f.mul(f.sub(f.sub(a, zero[0]), zero[1]), f.add(f.add(a, zero[0]), zero[1])));
+  }
+  if (t.odd) near = f.mul(near, x);  // J1 is odd (J1(-0) = -0)
+  Value* q = f.mul(f.table(w, t.q_over_w), w);
+  Value* c = f.op("Cos", {a});
+  Value* s = f.op("Sin", {a});
+  // sqrt(2) cos chi and sqrt(2) sin chi. (cos(+-inf) is NaN, and so is the
+  // result there, as SciPy's j0 and j1 give.)
+  Value* cos_chi = t.odd ? f.sub(s, c) : f.add(c, s);
+  Value* sin_chi = t.odd ? f.neg(f.add(s, c)) : f.sub(s, c);
+  Value* far = f.div(f.sub(f.mul(g_or_p, cos_chi), f.mul(q, sin_chi)), f.sqrt(f.mul(a, kPiHi)));
+  if (t.odd) far = f.where(f.lt(x, 0.0), f.neg(far), far);
+  return f.where(small, near, far);
 }
 
-std::vector<Value*> build_jv(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "jv", in, attrs, jv_core);
+Value* j0_core(const Ew& f, Value* x) {
+  return bessel_j(f, x, {kJ0OverZeros, {{kJ0Zero1Hi, kJ0Zero1Lo}, {kJ0Zero2Hi, kJ0Zero2Lo}}, kJ0P, kJ0QOverW, false});
+}
+
+Value* j1_core(const Ew& f, Value* x) {
+  return bessel_j(f, x,
+                  {kJ1OverXAndZeros, {{kJ1Zero1Hi, kJ1Zero1Lo}, {kJ1Zero2Hi, kJ1Zero2Lo}}, kJ1P, kJ1QOverW, true});
 }
 
 }  // namespace
 
 void add_bessel_jy_recipes(std::vector<RecipeInfo>& table) {
-  table.push_back({"jv", build_jv, 2, 2,
-                   "the Bessel function of the first kind J_v(x), real order v (SciPy's jv; float inputs, computed in "
-                   "float64)",
-                   FunctionUse::kElementwise});
+  table.push_back(float64_recipe("jv", jv, "the Bessel function of the first kind J_v(x), real order v", "SciPy's jv"));
+  table.push_back(float64_recipe("j0", j0_core, "the Bessel function of the first kind of order 0"));
+  table.push_back(float64_recipe("j1", j1_core, "the Bessel function of the first kind of order 1"));
 }
 
 }  // namespace pytensor_onnx::recipes

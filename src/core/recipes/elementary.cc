@@ -1,5 +1,5 @@
 // Elementary functions ONNX lacks or ONNX Runtime has no float64 kernel for
-// (ONNX-NOTES §C): log1p, expm1, softplus, log1mexp, the hyperbolic functions
+// (the missing kernels are listed in ../kernels.cc): log1p, expm1, softplus, log1mexp, the hyperbolic functions
 // and their inverses, atan, atan2, asin, acos.
 //
 // Each is computed in float64 from Exp, Log, Sqrt and arithmetic, whose
@@ -170,39 +170,7 @@ Value* acos_core(const Ew& f, Value* x) {
   return f.mul(atan_abs(f, ratio), 2.0);
 }
 
-template <Value* (*Core)(const Ew&, Value*)>
-std::vector<Value*> unary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
-  return {Core(f, x[0])};
-}
-
-template <Value* (*Core)(const Ew&, Value*, Value*)>
-std::vector<Value*> binary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
-  return {Core(f, x[0], x[1])};
-}
-
-#define PYTENSOR_ONNX_FLOAT64_RECIPE(name, core)                                                      \
-  std::vector<Value*> build_##name(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& a) { \
-    return in_float64(g, #name, in, a, core);                                                          \
-  }
-
-PYTENSOR_ONNX_FLOAT64_RECIPE(log1p, unary<log1p_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(expm1, unary<expm1_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(softplus, unary<softplus_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(log1mexp, unary<log1mexp_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(sinh, unary<sinh_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(cosh, unary<cosh_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(asinh, unary<asinh_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(acosh, unary<acosh_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(atanh, unary<atanh_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(atan, unary<atan_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(asin, unary<asin_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(acos, unary<acos_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(atan2, binary<atan2_core>)
-
 Value* tan_core(const Ew& f, Value* x) { return build_recipe_named(f.g(), "tan_float64", {x}, {})[0]; }
-PYTENSOR_ONNX_FLOAT64_RECIPE(tan, unary<tan_core>)
-
-#undef PYTENSOR_ONNX_FLOAT64_RECIPE
 
 }  // namespace
 
@@ -210,25 +178,20 @@ Value* log1p_float64(GraphBuilder& g, Value* x) { return log1p_core(Ew(g, DType:
 Value* expm1_float64(GraphBuilder& g, Value* x) { return expm1_core(Ew(g, DType::Float64), x); }
 
 void add_elementary_recipes(std::vector<RecipeInfo>& table) {
-  constexpr auto kEw = FunctionUse::kElementwise;
-  const char* any_float = " (float inputs, computed in float64)";
-  auto add = [&](const char* name, RecipeFn fn, size_t n_inputs, const std::string& doc) {
-    table.push_back({name, fn, n_inputs, n_inputs, doc + any_float, kEw});
-  };
-  add("log1p", build_log1p, 1, "log(1 + x), accurate for tiny x");
-  add("expm1", build_expm1, 1, "exp(x) - 1, accurate for tiny x");
-  add("softplus", build_softplus, 1, "log(1 + exp(x)) without overflow or cancellation");
-  add("log1mexp", build_log1mexp, 1, "log(1 - exp(x)) for x <= 0");
-  add("sinh", build_sinh, 1, "sinh(x)");
-  add("cosh", build_cosh, 1, "cosh(x)");
-  add("asinh", build_asinh, 1, "asinh(x)");
-  add("acosh", build_acosh, 1, "acosh(x)");
-  add("atanh", build_atanh, 1, "atanh(x)");
-  add("atan", build_atan, 1, "atan(x)");
-  add("asin", build_asin, 1, "asin(x)");
-  add("acos", build_acos, 1, "acos(x)");
-  add("atan2", build_atan2, 2, "atan2(y, x) with NumPy's signed zeros and infinities");
-  add("tan", build_tan, 1, "tan(x)");
+  table.push_back(float64_recipe("log1p", log1p_core, "log(1 + x), accurate for tiny x"));
+  table.push_back(float64_recipe("expm1", expm1_core, "exp(x) - 1, accurate for tiny x"));
+  table.push_back(float64_recipe("softplus", softplus_core, "log(1 + exp(x)) without overflow or cancellation"));
+  table.push_back(float64_recipe("log1mexp", log1mexp_core, "log(1 - exp(x)) for x <= 0"));
+  table.push_back(float64_recipe("sinh", sinh_core, "sinh(x)"));
+  table.push_back(float64_recipe("cosh", cosh_core, "cosh(x)"));
+  table.push_back(float64_recipe("asinh", asinh_core, "asinh(x)"));
+  table.push_back(float64_recipe("acosh", acosh_core, "acosh(x)"));
+  table.push_back(float64_recipe("atanh", atanh_core, "atanh(x)"));
+  table.push_back(float64_recipe("atan", atan_core, "atan(x)"));
+  table.push_back(float64_recipe("asin", asin_core, "asin(x)"));
+  table.push_back(float64_recipe("acos", acos_core, "acos(x)"));
+  table.push_back(float64_recipe("atan2", atan2_core, "atan2(y, x) with NumPy's signed zeros and infinities"));
+  table.push_back(float64_recipe("tan", tan_core, "tan(x)"));
 }
 
 }  // namespace pytensor_onnx::recipes

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "errors.h"
 #include "registry.h"
@@ -106,7 +107,7 @@ Value* Ew::exp_square(Value* x) const {
 }
 
 std::vector<Value*> in_float64(GraphBuilder& g, const std::string& name, const std::vector<Value*>& inputs,
-                               const Attributes& attrs, Float64Core core) {
+                               const Attributes& attrs, const Float64Core& core) {
   const DType dtype = inputs[0]->dtype;
   for (const Value* v : inputs) {
     if (v->dtype != dtype || !is_float(dtype)) {
@@ -121,6 +122,38 @@ std::vector<Value*> in_float64(GraphBuilder& g, const std::string& name, const s
     if (is_float(v->dtype)) v = g.cast(v, dtype);
   }
   return outs;
+}
+
+namespace {
+
+RecipeInfo float64_entry(const std::string& name, Float64Core core, size_t n_inputs, const std::string& what,
+                         const std::string& note) {
+  auto build = [name, core](GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
+    return in_float64(g, name, in, attrs, core);
+  };
+  const std::string doc = what + " (" + (note.empty() ? "" : note + "; ") + "float inputs, computed in float64)";
+  return {name, build, n_inputs, n_inputs, doc, FunctionUse::kElementwise};
+}
+
+}  // namespace
+
+RecipeInfo float64_recipe(const std::string& name, Float64Core core, size_t n_inputs, const std::string& what,
+                          const std::string& note) {
+  return float64_entry(name, std::move(core), n_inputs, what, note);
+}
+
+RecipeInfo float64_recipe(const std::string& name, UnaryCore core, const std::string& what, const std::string& note) {
+  auto one = [core](const Ew& f, const std::vector<Value*>& x, const Attributes&) {
+    return std::vector<Value*>{core(f, x[0])};
+  };
+  return float64_entry(name, one, 1, what, note);
+}
+
+RecipeInfo float64_recipe(const std::string& name, BinaryCore core, const std::string& what, const std::string& note) {
+  auto two = [core](const Ew& f, const std::vector<Value*>& x, const Attributes&) {
+    return std::vector<Value*>{core(f, x[0], x[1])};
+  };
+  return float64_entry(name, two, 2, what, note);
 }
 
 }  // namespace pytensor_onnx::recipes

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "builder.h"
+#include "registry.h"
 
 namespace pytensor_onnx::recipes {
 
@@ -119,8 +121,23 @@ class Ew {
 // float64 result; inputs of another float dtype (all of one dtype) are cast
 // to float64, built by the recipe `name` itself (so they share its float64
 // function) and the results cast back. BuildError for non-float inputs.
-using Float64Core = std::vector<Value*> (*)(const Ew& f, const std::vector<Value*>& x, const Attributes& attrs);
+using Float64Core = std::function<std::vector<Value*>(const Ew& f, const std::vector<Value*>& x, const Attributes& attrs)>;
 std::vector<Value*> in_float64(GraphBuilder& g, const std::string& name, const std::vector<Value*>& inputs,
-                               const Attributes& attrs, Float64Core core);
+                               const Attributes& attrs, const Float64Core& core);
+
+// The registry entry of such a recipe: element-wise, built by in_float64
+// with `core`, documented as `what` plus " (float inputs, computed in
+// float64)", or " (<note>; float inputs, computed in float64)" with a note
+// (the doc is the model-local function's doc_string). The one way the
+// float64 recipe families register.
+RecipeInfo float64_recipe(const std::string& name, Float64Core core, size_t n_inputs, const std::string& what,
+                          const std::string& note = "");
+// The same for a core of one or two tensors and one result.
+using UnaryCore = Value* (*)(const Ew& f, Value* x);
+using BinaryCore = Value* (*)(const Ew& f, Value* x, Value* y);
+RecipeInfo float64_recipe(const std::string& name, UnaryCore core, const std::string& what,
+                          const std::string& note = "");
+RecipeInfo float64_recipe(const std::string& name, BinaryCore core, const std::string& what,
+                          const std::string& note = "");
 
 }  // namespace pytensor_onnx::recipes

@@ -257,29 +257,18 @@ std::vector<Value*> betainc_core(const Ew& f, const std::vector<Value*>& in, con
   return {incomplete_beta(f, in[0], in[1], in[2])};
 }
 
-std::vector<Value*> build_betainc(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "betainc", in, attrs, betainc_core);
-}
-
 std::vector<Value*> betainc_xy_core(const Ew& f, const std::vector<Value*>& in, const Attributes&) {
   return {incomplete_beta(f, in[0], in[1], in[2], in[3])};
-}
-
-std::vector<Value*> build_betainc_xy(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "betainc_xy", in, attrs, betainc_xy_core);
 }
 
 }  // namespace
 
 void add_incomplete_beta_recipes(std::vector<RecipeInfo>& table) {
-  table.push_back({"betainc", build_betainc, 3, 3,
-                   "the regularized incomplete beta function I_x(a, b) (float inputs, computed in float64)",
-                   FunctionUse::kElementwise});
+  table.push_back(float64_recipe("betainc", betainc_core, 3, "the regularized incomplete beta function I_x(a, b)"));
   // For callers that know 1 - x more exactly than x (the inverse, whose
   // iterate is a log-odds): x close to 1 keeps the digits of 1 - x.
-  table.push_back({"betainc_xy", build_betainc_xy, 4, 4,
-                   "I_x(a, b) with x and 1 - x given separately (inputs a, b, x, 1 - x; float, computed in float64)",
-                   FunctionUse::kElementwise});
+  table.push_back(float64_recipe("betainc_xy", betainc_xy_core, 4,
+                                 "I_x(a, b) with x and 1 - x given separately", "inputs a, b, x, 1 - x"));
 }
 
 }  // namespace pytensor_onnx::recipes

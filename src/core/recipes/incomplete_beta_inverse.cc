@@ -241,16 +241,10 @@ std::vector<Value*> betaincinv_core(const Ew& f, const std::vector<Value*>& in, 
   return {betaincinv(f, in[0], in[1], in[2])};
 }
 
-std::vector<Value*> build_betaincinv(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "betaincinv", in, attrs, betaincinv_core);
-}
-
 }  // namespace
 
 void add_incomplete_beta_inverse_recipes(std::vector<RecipeInfo>& table) {
-  table.push_back({"betaincinv", build_betaincinv, 3, 3,
-                   "x with I_x(a, b) = y, the inverse of betainc in x (float inputs, computed in float64)",
-                   FunctionUse::kElementwise});
+  table.push_back(float64_recipe("betaincinv", betaincinv_core, 3, "x with I_x(a, b) = y, the inverse of betainc in x"));
 }
 
 }  // namespace pytensor_onnx::recipes

@@ -175,24 +175,13 @@ std::vector<Value*> gammaincc_core(const Ew& f, const std::vector<Value*>& in, c
   return {incomplete_gamma(f, in[0], in[1], true)};
 }
 
-std::vector<Value*> build_gammainc(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "gammainc", in, attrs, gammainc_core);
-}
-
-std::vector<Value*> build_gammaincc(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "gammaincc", in, attrs, gammaincc_core);
-}
-
 }  // namespace
 
 void add_incomplete_gamma_recipes(std::vector<RecipeInfo>& table) {
-  const char* any_float = " (float inputs, computed in float64)";
-  table.push_back({"gammainc", build_gammainc, 2, 2,
-                   std::string("the regularized lower incomplete gamma function P(a, x)") + any_float,
-                   FunctionUse::kElementwise});
-  table.push_back({"gammaincc", build_gammaincc, 2, 2,
-                   std::string("the regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)") + any_float,
-                   FunctionUse::kElementwise});
+  table.push_back(
+      float64_recipe("gammainc", gammainc_core, 2, "the regularized lower incomplete gamma function P(a, x)"));
+  table.push_back(float64_recipe("gammaincc", gammaincc_core, 2,
+                                 "the regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)"));
 }
 
 }  // namespace pytensor_onnx::recipes

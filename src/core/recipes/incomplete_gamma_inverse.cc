@@ -165,24 +165,12 @@ std::vector<Value*> gammainccinv_core(const Ew& f, const std::vector<Value*>& in
   return {inverse_incomplete_gamma(f, in[0], in[1], true)};
 }
 
-std::vector<Value*> build_gammaincinv(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "gammaincinv", in, attrs, gammaincinv_core);
-}
-
-std::vector<Value*> build_gammainccinv(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "gammainccinv", in, attrs, gammainccinv_core);
-}
-
 }  // namespace
 
 void add_incomplete_gamma_inverse_recipes(std::vector<RecipeInfo>& table) {
-  const char* any_float = " (float inputs, computed in float64)";
-  table.push_back({"gammaincinv", build_gammaincinv, 2, 2,
-                   std::string("x with P(a, x) = y, the inverse of gammainc in x") + any_float,
-                   FunctionUse::kElementwise});
-  table.push_back({"gammainccinv", build_gammainccinv, 2, 2,
-                   std::string("x with Q(a, x) = y, the inverse of gammaincc in x") + any_float,
-                   FunctionUse::kElementwise});
+  table.push_back(float64_recipe("gammaincinv", gammaincinv_core, 2, "x with P(a, x) = y, the inverse of gammainc in x"));
+  table.push_back(
+      float64_recipe("gammainccinv", gammainccinv_core, 2, "x with Q(a, x) = y, the inverse of gammaincc in x"));
 }
 
 }  // namespace pytensor_onnx::recipes

@@ -127,15 +127,10 @@ std::vector<Value*> owens_t_core(const Ew& f, const std::vector<Value*>& in, con
   return {owens_t(f, in[0], in[1])};
 }
 
-std::vector<Value*> build_owens_t(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& attrs) {
-  return in_float64(g, "owens_t", in, attrs, owens_t_core);
-}
-
 }  // namespace
 
 void add_owens_t_recipes(std::vector<RecipeInfo>& table) {
-  table.push_back({"owens_t", build_owens_t, 2, 2,
-                   "Owen's T function T(h, a) (float inputs, computed in float64)", FunctionUse::kElementwise});
+  table.push_back(float64_recipe("owens_t", owens_t_core, 2, "Owen's T function T(h, a)"));
 }
 
 }  // namespace pytensor_onnx::recipes

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,10 @@
 
 namespace pytensor_onnx::recipes {
 
-using RecipeFn = std::vector<Value*> (*)(GraphBuilder& g, const std::vector<Value*>& inputs, const Attributes& attrs);
+// A function object, so that one helper can make the entries of a whole kind
+// of recipe (float64_recipe in elementwise.h) by binding its name and core.
+using RecipeFn = std::function<std::vector<Value*>(GraphBuilder& g, const std::vector<Value*>& inputs,
+                                                   const Attributes& attrs)>;
 
 // How calls of a recipe become functions.
 enum class FunctionUse {
@@ -58,7 +62,6 @@ void add_elementary_recipes(std::vector<RecipeInfo>& table);
 void add_special_recipes(std::vector<RecipeInfo>& table);
 void add_incomplete_gamma_recipes(std::vector<RecipeInfo>& table);
 void add_incomplete_beta_recipes(std::vector<RecipeInfo>& table);
-// Issue 9, special functions (gammaincinv, owens_t, ...).
 void add_incomplete_gamma_inverse_recipes(std::vector<RecipeInfo>& table);
 void add_owens_t_recipes(std::vector<RecipeInfo>& table);
 void add_hyp2f1_recipes(std::vector<RecipeInfo>& table);

@@ -1,6 +1,8 @@
 // Special functions in float64 from standard ONNX ops: the error function
-// family (erf, erfc, erfcx), the gamma family (lgamma, gamma, digamma,
-// trigamma, polygamma through the Hurwitz zeta function).
+// family (erf, erfc, erfcx and the inverses erfinv, erfcinv, ndtri_exp) and
+// the gamma family (lgamma, gamma, digamma, trigamma, polygamma through the
+// Hurwitz zeta function). The Bessel functions are in bessel_ik.cc and
+// bessel_jy.cc, the incomplete gamma and beta functions in files of their own.
 //
 // Approach: smooth pieces are piecewise polynomial tables looked up per
 // element (special_tables.h, generated with mpmath by
@@ -387,153 +389,21 @@ Value* polygamma_core(const Ew& f, Value* n, Value* x) {
   return f.where(f.or_(f.lt(n, 0.0), f.not_(f.is_integer(n))), kNaN, r);
 }
 
-// --- modified Bessel functions of orders 0 and 1 ---------------------------
-
-// exp(-|x|) I0(x), exp(-|x|) I1(x): tables in |x| up to 8 (I1 / x there, so
-// I1 keeps its sign and relative accuracy at tiny x), and beyond in
-// w = 8 / |x| of sqrt(|x|) exp(-|x|) I_v (smooth, tending to 1/sqrt(2 pi)).
-// The one look-up of both tables at a = |x|: small's value in a where
-// a <= 8, large's in w = 8 / a elsewhere.
-Value* bessel_table(const Ew& f, Value* a, Value* small_a, const PiecewiseTable& small, const PiecewiseTable& large) {
-  return f.tables({{a, &small, small_a}, {f.div(8.0, a), &large, nullptr}});
-}
-
-Value* i0e_core(const Ew& f, Value* x) {
-  Value* a = f.abs(x);
-  Value* small = f.le(a, 8.0);
-  Value* table = bessel_table(f, a, small, kI0eSmall, kI0eLarge);
-  return f.where(small, table, f.div(table, f.sqrt(a)));
-}
-
-Value* i1e_core(const Ew& f, Value* x) {
-  Value* a = f.abs(x);
-  Value* small = f.le(a, 8.0);
-  Value* table = bessel_table(f, a, small, kI1eSmallOverX, kI1eLarge);
-  Value* large = f.mul(f.sign(x), f.div(table, f.sqrt(a)));
-  return f.where(small, f.mul(x, table), large);
-}
-
-// I_v(x) = exp(|x|) ive(x), with exp(|x|) applied as two halves so the
-// result is finite up to where I_v itself overflows (|x| ~ 713.9).
-Value* unscale_bessel(const Ew& f, Value* x, Value* scaled) {
-  Value* a = f.abs(x);
-  Value* half = f.exp(f.mul(a, 0.5));
-  return f.mul(f.mul(scaled, half), half);
-}
-
-// At +-inf this is 0 * inf = NaN, as in SciPy (cephes' i0 and i1).
-Value* i0_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i0e_core(f, x)); }
-Value* i1_core(const Ew& f, Value* x) { return unscale_bessel(f, x, i1e_core(f, x)); }
-
-// --- Bessel functions of the first kind of orders 0 and 1 -------------------
-
-// J0 and J1 (SciPy's j0, j1) without iterations. For |x| <= 8: a table in
-// z = x^2 of J with its two zeros below 8 divided out (J1 also divided by
-// x), multiplied back as (a - j)(a + j) with j = hi + lo, so the result
-// keeps its relative accuracy next to them. Beyond 8: tables of Hankel's P
-// and Q / w in w = 8 / |x|, and J = sqrt(2 / (pi a)) (P cos chi - Q sin chi)
-// with chi = a - pi/4 (J0) or a - 3 pi/4 (J1), from the accurate cos a and
-// sin a (trig.cc); there, next to a zero, the result is accurate to an ulp
-// of the amplitude sqrt(2 / (pi a)), as SciPy's is.
-struct BesselJTables {
-  const PiecewiseTable& small;  // J (J / x for J1) over its zeros, in z = x^2
-  double zeros[2][2];           // its zeros below 8, each as hi, lo
-  const PiecewiseTable& p;      // Hankel's P in w = 8 / x
-  const PiecewiseTable& q_over_w;
-  bool odd;                     // J1: chi = a - 3 pi/4, and J1(-x) = -J1(x)
-};
-
-Value* bessel_j(const Ew& f, Value* x, const BesselJTables& t) {
-  Value* a = f.abs(x);
-  Value* small = f.le(a, 8.0);
-  Value* w = f.div(8.0, a);
-  Value* g_or_p = f.tables({{f.sqr(a), &t.small, small}, {w, &t.p, nullptr}});
-  Value* near = g_or_p;
-  for (const auto& zero : t.zeros) {
-    near = f.mul(near, f.mul(f.sub(f.sub(a, zero[0]), zero[1]), f.add(f.add(a, zero[0]), zero[1])));
-  }
-  if (t.odd) near = f.mul(near, x);  // J1 is odd (J1(-0) = -0)
-  Value* q = f.mul(f.table(w, t.q_over_w), w);
-  Value* c = f.op("Cos", {a});
-  Value* s = f.op("Sin", {a});
-  // sqrt(2) cos chi and sqrt(2) sin chi. (cos(+-inf) is NaN, and so is the
-  // result there, as SciPy's j0 and j1 give.)
-  Value* cos_chi = t.odd ? f.sub(s, c) : f.add(c, s);
-  Value* sin_chi = t.odd ? f.neg(f.add(s, c)) : f.sub(s, c);
-  Value* far = f.div(f.sub(f.mul(g_or_p, cos_chi), f.mul(q, sin_chi)), f.sqrt(f.mul(a, kPiHi)));
-  if (t.odd) far = f.where(f.lt(x, 0.0), f.neg(far), far);
-  return f.where(small, near, far);
-}
-
-Value* j0_core(const Ew& f, Value* x) {
-  return bessel_j(f, x, {kJ0OverZeros, {{kJ0Zero1Hi, kJ0Zero1Lo}, {kJ0Zero2Hi, kJ0Zero2Lo}}, kJ0P, kJ0QOverW, false});
-}
-
-Value* j1_core(const Ew& f, Value* x) {
-  return bessel_j(f, x,
-                  {kJ1OverXAndZeros, {{kJ1Zero1Hi, kJ1Zero1Lo}, {kJ1Zero2Hi, kJ1Zero2Lo}}, kJ1P, kJ1QOverW, true});
-}
-
-template <Value* (*Core)(const Ew&, Value*, Value*)>
-std::vector<Value*> binary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
-  return {Core(f, x[0], x[1])};
-}
-
-template <Value* (*Core)(const Ew&, Value*)>
-std::vector<Value*> unary(const Ew& f, const std::vector<Value*>& x, const Attributes&) {
-  return {Core(f, x[0])};
-}
-
-#define PYTENSOR_ONNX_FLOAT64_RECIPE(name, core)                                                      \
-  std::vector<Value*> build_##name(GraphBuilder& g, const std::vector<Value*>& in, const Attributes& a) { \
-    return in_float64(g, #name, in, a, core);                                                          \
-  }
-
-PYTENSOR_ONNX_FLOAT64_RECIPE(erf, unary<erf_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(erfc, unary<erfc_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(erfcx, unary<erfcx_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(erfinv, unary<erfinv_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(erfcinv, unary<erfcinv_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(ndtri_exp, unary<ndtri_exp_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(gammaln, unary<lgamma_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(gamma, unary<gamma_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(digamma, unary<digamma_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(trigamma, unary<trigamma_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(polygamma, binary<polygamma_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(i0, unary<i0_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(i1, unary<i1_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(i0e, unary<i0e_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(i1e, unary<i1e_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(j0, unary<j0_core>)
-PYTENSOR_ONNX_FLOAT64_RECIPE(j1, unary<j1_core>)
-
-#undef PYTENSOR_ONNX_FLOAT64_RECIPE
-
 }  // namespace
 
 void add_special_recipes(std::vector<RecipeInfo>& table) {
-  constexpr auto kEw = FunctionUse::kElementwise;
-  const char* any_float = " (float inputs, computed in float64)";
-  auto add = [&](const char* name, RecipeFn fn, size_t n_inputs, const std::string& doc) {
-    table.push_back({name, fn, n_inputs, n_inputs, doc + any_float, kEw});
-  };
-  add("erf", build_erf, 1, "the error function");
-  add("erfc", build_erfc, 1, "1 - erf(x), accurate in the tails");
-  add("erfcx", build_erfcx, 1, "exp(x^2) erfc(x)");
-  add("erfinv", build_erfinv, 1, "the inverse of erf");
-  add("erfcinv", build_erfcinv, 1, "the inverse of erfc");
-  add("ndtri_exp", build_ndtri_exp, 1, "ndtri(exp(x)), the normal quantile of exp(x)");
-  add("gammaln", build_gammaln, 1, "log |Gamma(x)| (SciPy's gammaln)");
-  add("gamma", build_gamma, 1, "Gamma(x)");
-  add("digamma", build_digamma, 1, "digamma (psi), the derivative of log Gamma");
-  add("trigamma", build_trigamma, 1, "trigamma, the derivative of digamma");
-  add("polygamma", build_polygamma, 2, "polygamma(n, x), the n-th derivative of digamma (n integer-valued)");
-  add("i0", build_i0, 1, "the modified Bessel function of the first kind of order 0");
-  add("i1", build_i1, 1, "the modified Bessel function of the first kind of order 1");
-  add("i0e", build_i0e, 1, "exp(-|x|) I0(x)");
-  add("i1e", build_i1e, 1, "exp(-|x|) I1(x)");
-  add("j0", build_j0, 1, "the Bessel function of the first kind of order 0");
-  add("j1", build_j1, 1, "the Bessel function of the first kind of order 1");
+  table.push_back(float64_recipe("erf", erf_core, "the error function"));
+  table.push_back(float64_recipe("erfc", erfc_core, "1 - erf(x), accurate in the tails"));
+  table.push_back(float64_recipe("erfcx", erfcx_core, "exp(x^2) erfc(x)"));
+  table.push_back(float64_recipe("erfinv", erfinv_core, "the inverse of erf"));
+  table.push_back(float64_recipe("erfcinv", erfcinv_core, "the inverse of erfc"));
+  table.push_back(float64_recipe("ndtri_exp", ndtri_exp_core, "ndtri(exp(x)), the normal quantile of exp(x)"));
+  table.push_back(float64_recipe("gammaln", lgamma_core, "log |Gamma(x)| (SciPy's gammaln)"));
+  table.push_back(float64_recipe("gamma", gamma_core, "Gamma(x)"));
+  table.push_back(float64_recipe("digamma", digamma_core, "digamma (psi), the derivative of log Gamma"));
+  table.push_back(float64_recipe("trigamma", trigamma_core, "trigamma, the derivative of digamma"));
+  table.push_back(float64_recipe("polygamma", polygamma_core,
+                                 "polygamma(n, x), the n-th derivative of digamma (n integer-valued)"));
 }
 
 }  // namespace pytensor_onnx::recipes
