@@ -6,6 +6,7 @@ top-level module ``helpers``. (Fixtures live in conftest.py.)
 """
 
 import os
+import re
 
 import numpy as np
 import pytensor.tensor as pt
@@ -81,11 +82,63 @@ def onnx_function_names(model):
     return [f.name for f in model.functions]
 
 
-def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=None):
-    """ONNX mode must fail at run time where PyTensor's Python implementation raises."""
+#: ONNX Runtime names the node whose kernel failed.
+_FAILED_NODE = re.compile(r"running (\w+) node\. Name:'([^']*)'")
+#: The rules' data checks (dispatch guard) read index 1 of a one-element tensor.
+_CHECK_FAILURE = "idx=1 must be within the inclusive range [-1,0]"
+
+
+def _model_nodes(model):
+    """Every node of a model: its graph, its functions, their subgraphs."""
+    todo = [*model.graph.node, *(n for f in model.functions for n in f.node)]
+    while todo:
+        node = todo.pop()
+        yield node
+        for attr in node.attribute:
+            todo.extend(n for g in [attr.g, *attr.graphs] for n in g.node)
+
+
+def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=None, *, onnx_fails=None):
+    """ONNX mode must fail at run time where PyTensor's Python implementation
+    raises, and for the same reason.
+
+    ``onnx_fails`` says how (one form or a tuple of forms that are all right):
+
+    - ``None``: mode ONNX raises ``py_error`` itself, its message matching
+      ``py_match`` (converted checks, indices out of range);
+    - ``"check"``: a data check of a rule (``dispatch`` ``guard``): a Gather
+      of the model reading index 1 of its one-element tensor;
+    - an ONNX op type (``"Reshape"``): ONNX Runtime's kernel of a node of
+      that type in the model refuses its operands.
+    """
     fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=opset_version))
-    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
+    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model|" + (py_match or "^$")) as info:
         fn(*values)
+    error = info.value
+    forms = onnx_fails if isinstance(onnx_fails, tuple) else (onnx_fails,)
+    message = str(error)
+    failed = _FAILED_NODE.search(message)
+    nodes = {node.name: node for node in _model_nodes(fn.maker.linker.onnx_model)}
+    seen = []
+    for form in forms:
+        if form is None:
+            if isinstance(error, py_error) and re.search(py_match, message):
+                break
+            seen.append(f"not a {py_error.__name__} matching {py_match!r}")
+        elif failed is None:
+            seen.append(f"no failed node named (wanted {form})")
+        elif failed.group(2) not in nodes or nodes[failed.group(2)].op_type != failed.group(1):
+            seen.append(f"the failed node {failed.group(2)!r} is not a {failed.group(1)} of the model")
+        elif form == "check":
+            if failed.group(1) == "Gather" and _CHECK_FAILURE in message:
+                break
+            seen.append("not a rule's data check")
+        elif failed.group(1) == form:
+            break
+        else:
+            seen.append(f"failed in a {failed.group(1)} node, not {form}")
+    else:
+        raise AssertionError(f"mode ONNX failed for another reason ({'; '.join(seen)}): {type(error).__name__}: {message[:500]}")
     py_fn = py_function(inputs, outputs)
     with pytest.raises(py_error, match=py_match):
         py_fn(*values)

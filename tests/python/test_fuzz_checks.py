@@ -128,3 +128,24 @@ def test_a_failure_for_another_reason_is_rejected(case, error, why):
         assert problem is None
     else:
         assert problem is not None and why in problem, problem
+
+
+# -- helpers.compare_raises: the ONNX failure must be the expected one --------------------
+
+
+def test_compare_raises_rejects_a_failure_for_another_reason():
+    import pytensor.tensor as pt
+
+    from helpers import compare_raises
+
+    x, shape = pt.dmatrix("x"), pt.lvector("shape")
+    args = ([x, shape], [x.reshape(shape, ndim=2)], [np.ones((2, 3)), np.array([4, 2])], ValueError, "reshape")
+    compare_raises(*args, opset_version=18, onnx_fails="Reshape")  # ONNX Runtime's Reshape kernel refuses 6 -> (4, 2)
+    with pytest.raises(AssertionError, match="failed for another reason.*not a rule's data check"):
+        compare_raises(*args, opset_version=18, onnx_fails="check")
+    with pytest.raises(AssertionError, match="failed for another reason.*not a ValueError"):
+        compare_raises(*args, opset_version=18)
+    i = pt.lscalar("i")
+    with pytest.raises(AssertionError, match="failed for another reason.*not a rule.s data check"):
+        # an index out of range is no data check of a rule
+        compare_raises([x, i], [x[:, i]], [np.ones((2, 3)), np.int64(7)], IndexError, "out of bounds", onnx_fails="check")

@@ -204,12 +204,14 @@ def test_reductions_of_empty_arrays():
 )
 def test_max_min_argmax_of_empty_set_raise(build):
     x = pt.matrix("x")
-    compare_raises([x], build(x), [np.zeros((0, 3))], ValueError, "zero-size array|empty sequence")
+    # max/min fail in the rule's check of the empty set; argmax/argmin where
+    # ONNX Runtime's ArgMax kernel refuses the empty axis.
+    compare_raises([x], build(x), [np.zeros((0, 3))], ValueError, "zero-size array|empty sequence", onnx_fails=("check", "ArgMax"))
 
 
 def test_max_of_empty_set_with_static_shape_raises():
     x = pt.tensor("x", shape=(0, 3))
-    compare_raises([x], x.max(axis=0), [np.zeros((0, 3))], ValueError, "zero-size array")
+    compare_raises([x], x.max(axis=0), [np.zeros((0, 3))], ValueError, "zero-size array", onnx_fails="check")
 
 
 @pytest.mark.parametrize("reduction", [pt.sum, pt.prod, pt.max, pt.min, pt.all, pt.any])
@@ -529,5 +531,5 @@ def test_argmax_over_several_axes_one_of_them_empty_raises(rng):
     # Found by test_reductions_hypothesis: the flattening Reshape read the
     # empty reduced size as "copy the input dim" (1), so no error was raised.
     x = pt.tensor("x", shape=(None, None, None))
-    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((0, 1, 0))], ValueError, "zero-size|empty")
-    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((2, 1, 0))], ValueError, "zero-size|empty")
+    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((0, 1, 0))], ValueError, "zero-size|empty", onnx_fails="check")
+    compare_raises([x], [pt.argmax(x, axis=(1, 2))], [np.zeros((2, 1, 0))], ValueError, "zero-size|empty", onnx_fails="Reshape")

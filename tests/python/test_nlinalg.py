@@ -59,7 +59,7 @@ def test_singular_det_and_slogdet(dtype):
 def test_singular_inverse_fails_like_numpy():
     # numpy.linalg.inv raises LinAlgError("Singular matrix").
     x = pt.matrix("x")
-    compare_raises([x], [pt.linalg.inv(x)], [np.ones((3, 3))], np.linalg.LinAlgError, "Singular")
+    compare_raises([x], [pt.linalg.inv(x)], [np.ones((3, 3))], np.linalg.LinAlgError, "Singular", onnx_fails="check")
 
 
 @pytest.mark.parametrize("opset", LINALG_OPSETS)
@@ -76,8 +76,8 @@ def test_tensorinv(shape, ind, dtype, opset, rng):
 
 def test_tensorinv_of_a_non_square_or_singular_tensor_fails_like_numpy():
     a = pt.tensor3("a")
-    compare_raises([a], [pt.linalg.tensorinv(a, ind=1)], [np.ones((4, 2, 3))], np.linalg.LinAlgError, "must be square")
-    compare_raises([a], [pt.linalg.tensorinv(a, ind=1)], [np.ones((6, 2, 3))], np.linalg.LinAlgError, "Singular")
+    compare_raises([a], [pt.linalg.tensorinv(a, ind=1)], [np.ones((4, 2, 3))], np.linalg.LinAlgError, "must be square", onnx_fails=("MatrixInverse_float64", "check"))
+    compare_raises([a], [pt.linalg.tensorinv(a, ind=1)], [np.ones((6, 2, 3))], np.linalg.LinAlgError, "Singular", onnx_fails="check")
 
 
 def test_slogdet_of_large_determinants(rng):
