@@ -7,7 +7,7 @@ with ONNX Runtime's C++ API, against PyMC's own ``compile_logp``/``compile_dlogp
 The program is compiled against Debian's libonnxruntime-dev 1.21 headers and linked to the
 shared library of the onnxruntime wheel installed here (docs/deploying.md); the models are
 three of the PyMC suite (``tests/python/pymc_models.py``), exported with
-``export_logp(flat=True)``. Bad input (a file that is not a model, a model without the layout,
+``export_logp(flat=True)``, and models whose ``pm.Data`` is an input (``--data``). Bad input (a file that is not a model, a model without the layout,
 a layout that does not fit the model, a point of the wrong size or with wrong names) must give
 a message that names the cause and a non-zero exit.
 """
@@ -134,6 +134,68 @@ def test_float32_export(program, tmp_path):
     result = json.loads(done.stdout)
     np.testing.assert_allclose(result["logp"], model.compile_logp()(named), rtol=1e-5)
     np.testing.assert_allclose(result["dlogp"], model.compile_dlogp()(named), rtol=1e-4, atol=1e-3)
+
+
+def test_data_inputs(program, tmp_path):
+    """pm.Data exported as an input (the example page's regression, data_inputs=["xy"]) is fed with
+    --data, inline or from a file, with any number of rows: PyMC's numbers for the same data."""
+    sys.path.insert(0, str(REPO / "examples" / "web"))
+    import model as example_model
+
+    from pytensor_onnx.pymc import export_logp
+
+    pm_model = example_model.build()
+    path = tmp_path / "regression.onnx"
+    export_logp(pm_model, path, flat=True, data_inputs=["xy"])
+    rng = np.random.default_rng(7)
+    for rows, from_file in [(3, False), (40, True)]:
+        xy = rng.normal(size=(rows, 2))
+        pm_model.set_data("xy", xy)
+        logp_fn, dlogp_fn = pm_model.compile_logp(), pm_model.compile_dlogp()
+        data = json.dumps({"xy": xy.tolist()})
+        if from_file:
+            (tmp_path / "data.json").write_text(data)
+            data = f"@{tmp_path / 'data.json'}"
+        points = [rng.normal(size=3) for _ in range(3)]
+        done = run(program, path, "--data", data, stdin="".join(json.dumps(p.tolist()) + "\n" for p in points))
+        assert done.returncode == 0, done.stderr
+        for point, line in zip(points, done.stdout.splitlines(), strict=True):
+            named = dict(zip(["intercept", "slope", "sigma_log__"], point))
+            assert_pymc(json.loads(line), float(logp_fn(named)), np.asarray(dlogp_fn(named)))
+
+    point = "[0.5, 1.0, -0.3]"
+    assert_fails(run(program, path, "--point", point), "pm.Data input(s) xy, which have no value", "--data")
+    assert_fails(run(program, path, "--data", '{"xy": [1, 2]}', "--point", point),
+                 "pm.Data xy must be nested lists of 2 dimensions")
+    assert_fails(run(program, path, "--data", '{"xy": [[1, 2], [3]]}', "--point", point),
+                 "pm.Data xy must have shape [2,2]")
+    assert_fails(run(program, path, "--data", '{"x": [[1, 2]]}', "--point", point), 'no pm.Data input "x"', "xy")
+    assert_fails(run(program, path, "--data", f"@{tmp_path / 'missing.json'}", "--point", point),
+                 "cannot read the data file")
+
+
+def test_integer_data_input(program, tmp_path):
+    """An integer pm.Data input (group indices) takes integers, and refuses 0.5."""
+    import pymc as pm
+
+    from pytensor_onnx.pymc import export_logp
+
+    y = np.array([0.3, -1.2, 0.8, 2.0, 0.1])
+    with pm.Model() as pm_model:
+        idx = pm.Data("idx", np.array([0, 1, 1, 0, 2]))
+        mu = pm.Normal("mu", 0.0, 1.0, shape=3)
+        pm.Normal("y", mu[idx], 1.0, observed=y)
+    assert idx.type.dtype in ("int32", "int64")  # (PyMC stores integer data as int32)
+    path = tmp_path / "groups.onnx"
+    export_logp(pm_model, path, flat=True, data_inputs=["idx"])
+    new_idx = [2, 2, 0, 1, 1]
+    pm_model.set_data("idx", np.array(new_idx))
+    named = {"mu": np.array([0.1, -0.4, 0.9])}
+    done = run(program, path, "--data", json.dumps({"idx": new_idx}), "--point", json.dumps(named["mu"].tolist()))
+    assert done.returncode == 0, done.stderr
+    assert_pymc(json.loads(done.stdout), float(pm_model.compile_logp()(named)), np.asarray(pm_model.compile_dlogp()(named)))
+    assert_fails(run(program, path, "--data", json.dumps({"idx": [0, 0.5, 1, 1, 2]}), "--point", "[0, 0, 0]"),
+                 "pm.Data idx holds 0.5", "not an integer")
 
 
 # -- bad input: a clear message and a non-zero exit --------------------------------------------

@@ -63,6 +63,23 @@ Variable parse_variable(const json& entry, size_t index) {
   return v;
 }
 
+DataInput parse_data_input(const json& entry, size_t index) {
+  const std::string where = " in data input " + std::to_string(index);
+  if (!entry.is_object()) throw Error("the layout's data input " + std::to_string(index) + " is not an object");
+  DataInput d;
+  d.name = string_field(entry, "name", where);
+  d.dtype = string_field(entry, "dtype", " of data input " + d.name);
+  if (d.dtype != "float64" && d.dtype != "float32" && d.dtype != "int64" && d.dtype != "int32") {
+    throw Error("the model's pm.Data input " + d.name + " is " + d.dtype +
+                "; this program feeds float64, float32, int64 and int32 data (bake it into the model: export "
+                "without it in data_inputs)");
+  }
+  const json& shape = field(entry, "shape", " of data input " + d.name);
+  if (!shape.is_array()) throw Error("the layout's shape of data input " + d.name + " is not a list");
+  d.ndim = shape.size();
+  return d;
+}
+
 }  // namespace
 
 Layout parse_layout(const std::string& text) {
@@ -84,15 +101,6 @@ Layout parse_layout(const std::string& text) {
     throw Error("the model takes one input per variable; this program needs one flat input vector: "
                 "export it with export_logp(model, flat=True)");
   }
-  if (auto data = doc.find("data"); data != doc.end() && data->is_array() && !data->empty()) {
-    std::string names;
-    for (const json& entry : *data) {
-      names += (names.empty() ? "" : ", ") + (entry.is_object() ? entry.value("name", std::string("?")) : "?");
-    }
-    throw Error("the model takes pm.Data inputs (" + names +
-                "), which this program does not feed: export it without data_inputs, so the data is baked in");
-  }
-
   Layout layout;
   layout.size = count_field(doc, "size", "");
   const std::string dtype = string_field(doc, "dtype", "");
@@ -108,6 +116,11 @@ Layout parse_layout(const std::string& text) {
   if (!outputs.is_object()) throw Error("the layout's \"outputs\" is not an object");
   layout.logp_output = string_field(outputs, "logp", " in \"outputs\"");
   if (auto g = outputs.find("gradient"); g != outputs.end() && g->is_string()) layout.gradient_output = g->get<std::string>();
+
+  if (auto data = doc.find("data"); data != doc.end() && !data->is_null()) {
+    if (!data->is_array()) throw Error("the layout's \"data\" is not a list");
+    for (size_t i = 0; i < data->size(); ++i) layout.data.push_back(parse_data_input((*data)[i], i));
+  }
 
   const json& variables = field(doc, "variables", "");
   if (!variables.is_array()) throw Error("the layout's \"variables\" is not a list");

@@ -25,6 +25,14 @@ struct Variable {
   int64_t offset = 0;     // where its raveled values start in the flat vector
 };
 
+// A pm.Data container the model takes as an input (export_logp(data_inputs=...)):
+// its values are fed with the point, of any sizes.
+struct DataInput {
+  std::string name;
+  std::string dtype;  // float64, float32, int64 or int32
+  size_t ndim = 0;
+};
+
 struct Layout {
   int64_t size = 0;  // length of the flat vector
   Dtype dtype = Dtype::kFloat64;
@@ -32,6 +40,7 @@ struct Layout {
   std::string input;                // the flat input's name
   std::string logp_output;
   std::optional<std::string> gradient_output;  // absent: exported with gradient=False
+  std::vector<DataInput> data;
 };
 
 // Parses and checks the layout JSON (a malformed or inconsistent layout, or

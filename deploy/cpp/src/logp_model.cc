@@ -19,11 +19,21 @@ ONNXTensorElementDataType element_type(Dtype dtype) {
   return dtype == Dtype::kFloat64 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 }
 
+// (the dtypes parse_layout accepts for data inputs)
+ONNXTensorElementDataType element_type(const std::string& dtype) {
+  if (dtype == "float64") return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+  if (dtype == "float32") return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  if (dtype == "int64") return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+  return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+}
+
 const char* dtype_name(ONNXTensorElementDataType type) {
   switch (type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return "float64";
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
-    default: return "a type other than float64 and float32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
+    default: return "another type";
   }
 }
 
@@ -68,17 +78,17 @@ std::string names_of(const std::vector<Port>& ports) {
   return out.empty() ? "none" : out;
 }
 
-// The port named `name`, which must hold `dtype` values of the given dims
-// (-1 in the model: any size); a mismatch names both sides.
-void check_port(const std::vector<Port>& ports, const std::string& what, const std::string& name, Dtype dtype,
-                const std::vector<int64_t>& dims) {
+// The port named `name`, which must hold `type` values of the given dims
+// (-1, in the model or expected: any size); a mismatch names both sides.
+void check_port(const std::vector<Port>& ports, const std::string& what, const std::string& name,
+                ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
   for (const Port& p : ports) {
     if (p.name != name) continue;
     bool dims_fit = p.dims.size() == dims.size();
-    for (size_t i = 0; dims_fit && i < dims.size(); ++i) dims_fit = p.dims[i] == dims[i] || p.dims[i] < 0;
-    if (p.type != element_type(dtype) || !dims_fit) {
+    for (size_t i = 0; dims_fit && i < dims.size(); ++i) dims_fit = p.dims[i] == dims[i] || p.dims[i] < 0 || dims[i] < 0;
+    if (p.type != type || !dims_fit) {
       throw Error("the layout does not match the model: its " + what + " \"" + name + "\" should be " +
-                  dtype_name(element_type(dtype)) + " of shape " + shape_string(dims) + ", but the model's is " +
+                  dtype_name(type) + " of shape " + shape_string(dims) + ", but the model's is " +
                   dtype_name(p.type) + " of shape " + shape_string(p.dims));
     }
     return;
@@ -123,18 +133,36 @@ LogpModel::LogpModel(const std::string& path, int threads)
     throw Error(path_ + ": " + e.what());
   }
   check_against_model();
+  data_.resize(layout_.data.size());
 }
 
 void LogpModel::check_against_model() const {
   const std::vector<Port> inputs = inputs_of(*session_);
-  check_port(inputs, "input", layout_.input, layout_.dtype, {layout_.size});
-  if (inputs.size() != 1) {
+  const ONNXTensorElementDataType type = element_type(layout_.dtype);
+  check_port(inputs, "input", layout_.input, type, {layout_.size});
+  for (const DataInput& d : layout_.data) {
+    check_port(inputs, "input", d.name, element_type(d.dtype), std::vector<int64_t>(d.ndim, -1));
+  }
+  if (inputs.size() != 1 + layout_.data.size()) {
     throw Error("the layout does not match the model: the model has inputs the layout does not describe (" +
                 names_of(inputs) + ")");
   }
   const std::vector<Port> outputs = outputs_of(*session_);
-  check_port(outputs, "output", layout_.logp_output, layout_.dtype, {});
-  if (layout_.gradient_output) check_port(outputs, "output", *layout_.gradient_output, layout_.dtype, {layout_.size});
+  check_port(outputs, "output", layout_.logp_output, type, {});
+  if (layout_.gradient_output) check_port(outputs, "output", *layout_.gradient_output, type, {layout_.size});
+}
+
+void LogpModel::set_data(const std::string& name, const nlohmann::json& value) {
+  for (size_t i = 0; i < layout_.data.size(); ++i) {
+    if (layout_.data[i].name == name) {
+      data_[i] = std::make_unique<DataValue>(layout_.data[i], value);
+      return;
+    }
+  }
+  std::string names;
+  for (const DataInput& d : layout_.data) names += (names.empty() ? "" : ", ") + d.name;
+  throw Error("the model has no pm.Data input \"" + name + "\" (" +
+              (names.empty() ? std::string("it has none") : "it has " + names) + ")");
 }
 
 namespace {
@@ -160,23 +188,35 @@ Evaluation LogpModel::evaluate(const std::vector<double>& point) {
                 ", but the model takes " +
                 std::to_string(layout_.size) + ": " + describe_variables(layout_));
   }
-  // The input tensor borrows this buffer (float32 models: a converted copy).
+  std::string unset;
+  for (size_t i = 0; i < data_.size(); ++i) {
+    if (!data_[i]) unset += (unset.empty() ? "" : ", ") + layout_.data[i].name;
+  }
+  if (!unset.empty()) {
+    throw Error("the model takes the pm.Data input(s) " + unset + ", which have no value: set them (pymc_logp --data)");
+  }
+  // The input tensors borrow these buffers (float32 models: a converted copy).
   std::vector<double> as_double = point;
   std::vector<float> as_float;
-  Ort::Value input{nullptr};
+  std::vector<Ort::Value> inputs;
   if (layout_.dtype == Dtype::kFloat64) {
-    input = make_input(memory_, as_double);
+    inputs.push_back(make_input(memory_, as_double));
   } else {
     as_float.assign(point.begin(), point.end());
-    input = make_input(memory_, as_float);
+    inputs.push_back(make_input(memory_, as_float));
   }
-  const char* input_names[1] = {layout_.input.c_str()};
+  std::vector<const char*> input_names = {layout_.input.c_str()};
+  for (size_t i = 0; i < data_.size(); ++i) {
+    inputs.push_back(data_[i]->tensor(memory_));
+    input_names.push_back(layout_.data[i].name.c_str());
+  }
   std::vector<const char*> output_names = {layout_.logp_output.c_str()};
   if (layout_.gradient_output) output_names.push_back(layout_.gradient_output->c_str());
 
   std::vector<Ort::Value> outputs;
   try {
-    outputs = session_->Run(Ort::RunOptions{nullptr}, input_names, &input, 1, output_names.data(), output_names.size());
+    outputs = session_->Run(Ort::RunOptions{nullptr}, input_names.data(), inputs.data(), inputs.size(),
+                            output_names.data(), output_names.size());
   } catch (const Ort::Exception& e) {
     throw Error(std::string("ONNX Runtime failed to evaluate the model: ") + e.what());
   }

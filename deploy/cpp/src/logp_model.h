@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <onnxruntime_cxx_api.h>
 
+#include "data_value.h"
 #include "layout.h"
 
 namespace pymc_logp {
@@ -28,8 +30,14 @@ class LogpModel {
   const Layout& layout() const { return layout_; }
   const std::string& layout_json() const { return layout_json_; }
 
+  // Sets the value of the pm.Data input `name` (layout().data; nested lists
+  // of its dimensions, any sizes), which every later evaluation feeds. An
+  // unknown name or a value of the wrong dimensions or type throws Error.
+  void set_data(const std::string& name, const nlohmann::json& value);
+
   // Log-density and gradient at `point`, the flat vector of layout().size
-  // values (other sizes throw Error). Float32 models compute in float32.
+  // values (other sizes, or a pm.Data input not set, throw Error). Float32
+  // models compute in float32.
   Evaluation evaluate(const std::vector<double>& point);
 
  private:
@@ -40,7 +48,9 @@ class LogpModel {
   std::string layout_json_;
   Layout layout_;
   Ort::MemoryInfo memory_;
-  std::vector<const char*> output_names_;
+  // One per layout().data entry, null until set (a DataValue's tensors point
+  // into it, so it stays where it was made).
+  std::vector<std::unique_ptr<DataValue>> data_;
 };
 
 }  // namespace pymc_logp

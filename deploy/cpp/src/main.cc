@@ -1,7 +1,9 @@
 // pymc_logp: log-density and gradient of an exported PyMC model, from the
 // command line or as a line-oriented service on standard input/output.
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -14,7 +16,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: pymc_logp MODEL.onnx [--point JSON] [--layout] [--threads N]\n"
+    "usage: pymc_logp MODEL.onnx [--point JSON] [--data JSON|@FILE] [--layout] [--threads N]\n"
     "\n"
     "Log-density and gradient of a PyMC model exported with\n"
     "pytensor_onnx.pymc.export_logp(model, filename, flat=True).\n"
@@ -24,6 +26,9 @@ constexpr const char* kUsage =
     "  (no --point)  read points from standard input, one JSON value a line, and\n"
     "                write one result a line; a point that fails gives\n"
     "                {\"error\": ...} and the exit status 1 at the end\n"
+    "  --data JSON   the values of the model's pm.Data inputs (export_logp's\n"
+    "                data_inputs), by name: {\"xy\": [[...], ...]}; @FILE reads\n"
+    "                the JSON from a file\n"
     "  --layout      print the layout the model carries and exit\n"
     "  --threads N   ONNX Runtime's intra-op threads (default 1; 0: one per core)\n"
     "\n"
@@ -33,6 +38,7 @@ constexpr const char* kUsage =
 struct Options {
   std::string model;
   std::optional<std::string> point;
+  std::optional<std::string> data;
   bool layout = false;
   int threads = 1;
 };
@@ -55,6 +61,8 @@ Options parse_arguments(int argc, char** argv) {
       std::exit(0);
     } else if (arg == "--point") {
       options.point = value();
+    } else if (arg == "--data") {
+      options.data = value();
     } else if (arg == "--layout") {
       options.layout = true;
     } else if (arg == "--threads") {
@@ -75,9 +83,27 @@ Options parse_arguments(int argc, char** argv) {
   return options;
 }
 
+nlohmann::json parse_json(const std::string& text, const std::string& what) {
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) throw pymc_logp::Error(what + " is not valid JSON: " + text.substr(0, 60));
+  return value;
+}
+
+// --data: a JSON object by pm.Data name, given inline or as @FILE.
+void set_data(pymc_logp::LogpModel& model, const std::string& arg) {
+  std::string text = arg;
+  if (!arg.empty() && arg[0] == '@') {
+    std::ifstream file(arg.substr(1));
+    if (!file) throw pymc_logp::Error("cannot read the data file " + arg.substr(1));
+    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  }
+  const nlohmann::json data = parse_json(text, "--data");
+  if (!data.is_object()) throw pymc_logp::Error("--data takes a JSON object of values by pm.Data name");
+  for (const auto& item : data.items()) model.set_data(item.key(), item.value());
+}
+
 nlohmann::json evaluate_text(pymc_logp::LogpModel& model, const std::string& text) {
-  nlohmann::json point = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (point.is_discarded()) throw pymc_logp::Error("the point is not valid JSON: " + text.substr(0, 60));
+  const nlohmann::json point = parse_json(text, "the point");
   return pymc_logp::result_to_json(model.evaluate(pymc_logp::read_point(point, model.layout())), model.layout());
 }
 
@@ -104,6 +130,7 @@ int main(int argc, char** argv) {
   const Options options = parse_arguments(argc, argv);
   try {
     pymc_logp::LogpModel model(options.model, options.threads);
+    if (options.data) set_data(model, *options.data);
     if (options.layout) {
       // ordered_json: the keys in the exporter's order, as the file has them.
       std::cout << nlohmann::ordered_json::parse(model.layout_json()).dump(2) << "\n";
