@@ -6,6 +6,7 @@
 
 #include "dtype.h"
 #include "errors.h"
+#include "ops.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -97,93 +98,27 @@ std::optional<AttrValue> as_kind(const AttrValue& value, Kind kind) {
   return std::nullopt;
 }
 
-// The attributes each op has at some opset (onnx/defs). An op listed here
-// takes no other attribute (ONNX Runtime refuses the model otherwise);
-// unlisted ops are not checked.
-const std::unordered_map<std::string, std::vector<std::string>>& attribute_names() {
-  static const std::unordered_map<std::string, std::vector<std::string>> names = [] {
-    std::unordered_map<std::string, std::vector<std::string>> t;
-    for (const char* op : {"Abs", "Neg", "Exp", "Log", "Sqrt", "Floor", "Ceil", "Reciprocal", "Sigmoid", "Tanh",
-                           "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-                           "Erf", "Sign", "Not", "BitwiseNot", "IsNaN", "Relu", "Softplus", "Softsign", "Identity",
-                           "Size", "NonZero", "Det", "Round", "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
-                           "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "BitwiseAnd", "BitwiseOr",
-                           "BitwiseXor", "Max", "Min", "Sum", "Mean", "MatMul", "Where", "Expand", "Tile", "Range",
-                           "Clip", "Slice", "Mish", "HardSwish"}) {
-      t[op] = {};
-    }
-    for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceMean", "ReduceL1", "ReduceL2",
-                           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
-      t[op] = {"axes", "keepdims", "noop_with_empty_axes"};
-    }
-    for (const char* op : {"ArgMax", "ArgMin"}) t[op] = {"axis", "keepdims", "select_last_index"};
-    for (const char* op : {"Softmax", "LogSoftmax", "Hardmax", "Concat", "Gather", "GatherElements", "Flatten",
-                           "Compress", "OneHot"}) {
-      t[op] = {"axis"};
-    }
-    t["Mod"] = {"fmod"};
-    t["BitShift"] = {"direction"};
-    t["Reshape"] = {"allowzero"};
-    t["Cast"] = {"to", "saturate", "round_mode"};
-    t["CastLike"] = {"saturate", "round_mode"};
-    t["IsInf"] = {"detect_negative", "detect_positive"};
-    t["Transpose"] = {"perm"};
-    t["Squeeze"] = {"axes"};
-    t["Unsqueeze"] = {"axes"};
-    t["Split"] = {"axis", "split", "num_outputs"};
-    t["GatherND"] = {"batch_dims"};
-    t["ScatterND"] = {"reduction"};
-    t["ScatterElements"] = {"axis", "reduction"};
-    t["Shape"] = {"start", "end"};
-    t["Pad"] = {"mode", "pads", "value"};
-    t["CumSum"] = {"exclusive", "reverse"};
-    t["Trilu"] = {"upper"};
-    t["TopK"] = {"axis", "largest", "sorted"};
-    t["Unique"] = {"axis", "sorted"};
-    t["Einsum"] = {"equation"};
-    t["Gemm"] = {"alpha", "beta", "transA", "transB"};
-    t["ConstantOfShape"] = {"value"};
-    t["EyeLike"] = {"dtype", "k"};
-    t["Constant"] = {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
-                     "value_strings", "sparse_value"};
-    t["If"] = {"then_branch", "else_branch"};
-    t["Loop"] = {"body"};
-    for (const char* op : {"Elu", "Celu", "LeakyRelu", "ThresholdedRelu"}) t[op] = {"alpha"};
-    t["Selu"] = {"alpha", "gamma"};
-    t["HardSigmoid"] = {"alpha", "beta"};
-    t["Gelu"] = {"approximate"};
-    t["RandomNormal"] = {"dtype", "mean", "scale", "seed", "shape"};
-    t["RandomUniform"] = {"dtype", "high", "low", "seed", "shape"};
-    t["RandomNormalLike"] = {"dtype", "mean", "scale", "seed"};
-    t["RandomUniformLike"] = {"dtype", "high", "low", "seed"};
-    t["Bernoulli"] = {"dtype", "seed"};
-    t["Multinomial"] = {"dtype", "sample_size", "seed"};
-    return t;
-  }();
-  return names;
+
+void check_choice(const std::string& op_type, const Attributes& attrs, const std::string& name,
+                  const std::vector<std::string>& choices) {
+  auto value = attrs.get_string(name);
+  if (!value) return;
+  for (const std::string& choice : choices) {
+    if (*value == choice) return;
+  }
+  std::string list;
+  for (const std::string& choice : choices) list += (list.empty() ? "" : ", ") + choice;
+  throw BuildError(op_type + ": attribute '" + name + "' must be one of " + list + ", got '" + *value + "'");
 }
 
 }  // namespace
 
-// String attributes that name one of a few choices.
-void check_choice(const std::string& op_type, const Attributes& attrs, const std::string& name,
-                  std::initializer_list<const char*> choices) {
-  auto value = attrs.get_string(name);
-  if (!value) return;
-  for (const char* choice : choices) {
-    if (*value == choice) return;
-  }
-  std::string list;
-  for (const char* choice : choices) list += std::string(list.empty() ? "" : ", ") + choice;
-  throw BuildError(op_type + ": attribute '" + name + "' must be one of " + list + ", got '" + *value + "'");
-}
-
 void check_attribute_types(const std::string& op_type, Attributes& attrs) {
   const auto& kinds = attribute_kinds();
-  const auto known = attribute_names().find(op_type);
+  const OpSchema* schema = find_op_schema(op_type);
+  const std::vector<std::string>* known = schema && schema->attributes ? &*schema->attributes : nullptr;
   for (const Attribute& attr : std::vector<Attribute>(attrs.items())) {
-    if (known != attribute_names().end() &&
-        std::find(known->second.begin(), known->second.end(), attr.name) == known->second.end()) {
+    if (known && std::find(known->begin(), known->end(), attr.name) == known->end()) {
       throw BuildError(op_type + " has no attribute '" + attr.name + "'");
     }
     auto it = kinds.find(attr.name);
@@ -194,12 +129,9 @@ void check_attribute_types(const std::string& op_type, Attributes& attrs) {
     }
     attrs.set(attr.name, std::move(*converted));
   }
-  if (op_type == "Pad") check_choice(op_type, attrs, "mode", {"constant", "reflect", "edge", "wrap"});
-  if (op_type == "ScatterND" || op_type == "ScatterElements") {
-    check_choice(op_type, attrs, "reduction", {"none", "add", "mul", "max", "min"});
+  if (schema) {
+    for (const auto& [name, choices] : schema->choices) check_choice(op_type, attrs, name, choices);
   }
-  if (op_type == "BitShift") check_choice(op_type, attrs, "direction", {"LEFT", "RIGHT"});
-  if (op_type == "Gelu") check_choice(op_type, attrs, "approximate", {"none", "tanh"});
 }
 
 }  // namespace pytensor_onnx

@@ -11,7 +11,9 @@ namespace pytensor_onnx {
 // against the type ONNX gives their name: an int where ONNX wants a float
 // becomes that float, one int where it wants ints becomes a list; anything
 // else of the wrong type, and a dtype code ONNX does not define ("to",
-// "dtype"), throws BuildError. Names not in the table pass unchecked.
+// "dtype"), throws BuildError; so does an attribute the op does not have, or
+// a string attribute that is not one of its choices (the op's entry in the
+// op table, ops.h). Names not in the table of kinds pass unchecked.
 void check_attribute_types(const std::string& op_type, Attributes& attrs);
 
 }  // namespace pytensor_onnx

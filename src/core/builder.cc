@@ -1,7 +1,6 @@
 #include "builder.h"
 
 #include <climits>
-#include <unordered_map>
 
 #include "adapt.h"
 #include "attribute_types.h"
@@ -9,27 +8,12 @@
 #include "errors.h"
 #include "infer.h"
 #include "kernels.h"
+#include "ops.h"
 #include "opset.h"
 #include "recipes/registry.h"
 
 namespace pytensor_onnx {
 namespace {
-
-// Default-domain ops with more than one output, and how many they may have;
-// every other op has exactly one (ONNX Runtime refuses a node with more).
-void check_output_count(const std::string& op_type, size_t n_outputs) {
-  static const std::unordered_map<std::string, std::pair<size_t, size_t>> kOutputs = {
-      {"Split", {1, SIZE_MAX}}, {"TopK", {2, 2}}, {"Unique", {1, 4}}, {"If", {1, SIZE_MAX}},
-      {"Loop", {1, SIZE_MAX}}, {"Scan", {1, SIZE_MAX}}, {"Dropout", {1, 2}}, {"BatchNormalization", {1, 3}},
-      {"LSTM", {0, 3}}, {"GRU", {0, 2}}, {"RNN", {0, 2}}, {"MaxPool", {1, 2}}, {"LayerNormalization", {1, 3}},
-      {"DynamicQuantizeLinear", {3, 3}}, {"SplitToSequence", {1, 1}},
-  };
-  auto it = kOutputs.find(op_type);
-  const auto [low, high] = it == kOutputs.end() ? std::pair<size_t, size_t>{1, 1} : it->second;
-  if (n_outputs < low || n_outputs > high) {
-    throw BuildError(op_type + " cannot have " + std::to_string(n_outputs) + " outputs");
-  }
-}
 
 std::string lower_hint(const std::string& op_type) {
   std::string hint;
@@ -80,18 +64,18 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
   if (domain.empty()) {
     if (auto arity = op_input_arity(op_type, opset_)) {
-      if (inputs.size() < arity->min_inputs || inputs.size() > arity->max_inputs) {
-        const std::string expected = arity->min_inputs == arity->max_inputs
-                                         ? std::to_string(arity->min_inputs)
-                                         : std::to_string(arity->min_inputs) + ".." +
-                                               (arity->max_inputs == SIZE_MAX ? std::string("n")
-                                                                              : std::to_string(arity->max_inputs));
+      if (inputs.size() < arity->min || inputs.size() > arity->max) {
+        const std::string expected =
+            arity->min == arity->max
+                ? std::to_string(arity->min)
+                : std::to_string(arity->min) + ".." +
+                      (arity->max == SIZE_MAX ? std::string("n") : std::to_string(arity->max));
         throw BuildError(op_type + " takes " + expected + " inputs at opset " + std::to_string(opset_) + ", got " +
                          std::to_string(inputs.size()));
       }
       // Loop's M (trip count) and cond are both optional, yet positional: the
       // node always has them, possibly empty.
-      const size_t required = op_type == "Loop" ? 0 : arity->min_inputs;
+      const size_t required = op_type == "Loop" ? 0 : arity->min;
       for (size_t i = 0; i < required; ++i) {
         if (!inputs[i]) throw BuildError(op_type + ": input " + std::to_string(i) + " is required");
       }
@@ -111,7 +95,12 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
   }
   if (domain.empty()) {
     check_attribute_types(op_type, attrs);
-    check_output_count(op_type, n_outputs);
+    // Ops the table does not have give one output (ONNX Runtime refuses a node with more).
+    const OpSchema* schema = find_op_schema(op_type);
+    const Arity outputs = schema ? schema->outputs : Arity{1, 1};
+    if (n_outputs < outputs.min || n_outputs > outputs.max) {
+      throw BuildError(op_type + " cannot have " + std::to_string(n_outputs) + " outputs");
+    }
   }
   Node* node = graph_->add_node(op_type, domain, std::move(inputs), n_outputs, std::move(attrs),
                                 lower_hint(op_type));

@@ -11,6 +11,7 @@
 #include "builder.h"
 #include "errors.h"
 #include "kernels.h"
+#include "ops.h"
 #include "opset.h"
 #include "passes/demote_float64.h"
 #include "passes/pass_manager.h"

@@ -1,0 +1,106 @@
+// Inference of the nodes of the project's kernel library (kernel_ops.h):
+// their types and shapes are those of the recipes they replace.
+#include <algorithm>
+#include <string>
+
+#include "infer.h"
+#include "kernel_ops.h"
+
+namespace pytensor_onnx {
+namespace {
+
+// The first dims of `shape` (all but its last `core` ones), or unknown.
+Shape leading_dims(const Shape& shape, size_t core) {
+  if (!shape || shape->size() < core) return std::nullopt;
+  return std::vector<Dim>(shape->begin(), shape->end() - static_cast<long>(core));
+}
+
+Shape with_core(const Shape& batch, const Shape& shape, size_t core) {
+  if (!batch || !shape || shape->size() < core) return std::nullopt;
+  std::vector<Dim> dims = *batch;
+  dims.insert(dims.end(), shape->end() - static_cast<long>(core), shape->end());
+  return dims;
+}
+
+// min(a, b) of two dims: known when both are, the dim itself when they are one.
+Dim min_dim(const Dim& a, const Dim& b) {
+  if (a.is_known() && b.is_known()) return Dim::known(std::min(a.size, b.size));
+  return a.same_as(b) ? a : Dim::unknown();
+}
+
+// The shapes of QR's and SVD's outputs from a stack of m x n matrices.
+std::vector<Shape> qr_svd_shapes(const std::string& kernel, const Shape& a, bool full_matrices) {
+  if (!a || a->size() < 2) return {std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  const std::vector<Dim> batch(a->begin(), a->end() - 2);
+  const Dim m = (*a)[a->size() - 2], n = a->back(), k = min_dim(m, n);
+  auto with = [&batch](std::initializer_list<Dim> tail) {
+    std::vector<Dim> dims = batch;
+    dims.insert(dims.end(), tail);
+    return Shape(dims);
+  };
+  if (kernel == "QR") return {a, with({k}), with({m, m}), with({n})};
+  if (kernel == "SVDValues") return {with({k})};
+  return {with({m, full_matrices ? m : k}), with({k}), with({full_matrices ? n : k, n})};
+}
+
+// The linear-algebra kernels (src/kernels/linalg_kernel.h): the shapes their
+// recipes give. False for another kernel.
+bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
+  std::vector<Shape> shapes;
+  const Shape& a = node.inputs.at(0)->shape;
+  if (kernel == "Cholesky" || kernel == "PivotToPermutations") {
+    shapes = {a};
+  } else if (kernel == "SolveTriangular" || kernel == "CholeskySolve" || kernel == "Solve") {
+    const size_t b_core = static_cast<size_t>(node.attrs.get_int("b_ndim", 1));
+    const Shape& b = node.inputs.at(1)->shape;
+    shapes = {with_core(broadcast_shapes(leading_dims(a, 2), leading_dims(b, b_core)), b, b_core)};
+  } else if (kernel == "LUFactor") {
+    shapes = {a, leading_dims(a, 1), leading_dims(a, 1), leading_dims(a, 2)};
+  } else if (kernel == "MatrixInverse") {
+    shapes = {a, leading_dims(a, 2)};
+  } else if (kernel == "Det") {
+    shapes = {leading_dims(a, 2)};
+  } else if (kernel == "SLogDet") {
+    shapes = {leading_dims(a, 2), leading_dims(a, 2)};
+  } else if (kernel == "Eigh") {
+    shapes = {leading_dims(a, 1), a};
+  } else if (kernel == "QR" || kernel == "SVD" || kernel == "SVDValues") {
+    shapes = qr_svd_shapes(kernel, a, node.attrs.get_int("full_matrices", 1) != 0);
+  } else {
+    return false;
+  }
+  // The outputs that are not matrices of the kernel's dtype: flags and LU's pivots.
+  const bool lu = kernel == "LUFactor";
+  for (size_t i = 0; i < node.outputs.size() && i < shapes.size(); ++i) {
+    const bool flag = (kernel == "MatrixInverse" && i == 1) || (lu && i == 3);
+    const bool index = (lu && i > 0 && i < 3) || (kernel == "QR" && i == 3);
+    node.outputs[i]->dtype = flag ? DType::Bool : index ? DType::Int64 : dtype;
+    node.outputs[i]->shape = shapes[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+bool infer_kernel_node(Node& node) {
+  if (node.domain != kKernelDomain) return false;
+  // Every kernel op is "<kernel>_<output dtype>".
+  const size_t cut = node.op_type.rfind('_');
+  if (cut == std::string::npos) return true;
+  const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
+  if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
+  // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs
+  // broadcast, but for the outputs an Elemwise sums (0-d).
+  Shape shape = std::vector<Dim>{};
+  for (Value* input : node.inputs) {
+    if (input) shape = broadcast_shapes(shape, input->shape);
+  }
+  const std::vector<int64_t> sums = node.attrs.get_ints("output_sums").value_or(std::vector<int64_t>{});
+  for (size_t j = 0; j < node.outputs.size(); ++j) {
+    node.outputs[j]->dtype = dtype;
+    node.outputs[j]->shape = j < sums.size() && sums[j] ? Shape(std::vector<Dim>{}) : shape;
+  }
+  return true;
+}
+
+}  // namespace pytensor_onnx
