@@ -14,7 +14,7 @@ from pytensor.link.basic import Container, JITLinker
 from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.random.type import RandomType
 
-from pytensor_onnx import kernels
+from pytensor_onnx import _core, kernels
 from pytensor_onnx.runtime import check_providers as _check_providers
 from pytensor_onnx.runtime import quiet_session_options
 
@@ -266,23 +266,6 @@ def bakeable_inputs(fgraph) -> list[int]:
     ]
 
 
-def _names_read(graph) -> set[str]:
-    """Names of the values the nodes of ``graph`` and of its subgraphs read."""
-    import onnx
-
-    read = set()
-    for node in graph.node:
-        read.update(node.input)
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                read |= _names_read(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for sub in attr.graphs:
-                    read |= _names_read(sub)
-    read.update(out.name for out in graph.output)
-    return read
-
-
 class _VersionedContainer(Container):
     """A shared variable's Container that counts the values set through it.
 
@@ -326,8 +309,6 @@ class _SessionRunner:
     """
 
     def __init__(self, linker, fgraph, cells, out_cells):
-        import onnx
-
         self.linker = linker
         self.fgraph = fgraph
         self.cells = cells
@@ -346,7 +327,6 @@ class _SessionRunner:
         self.rng_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, RandomType)]
         self.baked = bakeable_inputs(fgraph)
         self.containers = {i: _versioned(fgraph.inputs[i].container) for i in self.baked}
-        self.base_model = onnx.load_from_string(linker.onnx_model_bytes) if self.baked else None
         self.bind()
         if not self.baked:
             self.thunk = self.run_once  # never rebinds: no indirection
@@ -379,40 +359,23 @@ class _SessionRunner:
         self.run_once = self._make_run(session._sess.run, fed)
 
     def _baked_session(self, baked, values):
-        import onnx
         import onnxruntime as ort
 
-        model = onnx.ModelProto()
-        model.CopyFrom(self.base_model)
-        graph = model.graph
-        names = [self.names[i] for i in baked]
-        keep = [v for v in graph.input if v.name not in set(names)]
-        del graph.input[:]
-        graph.input.extend(keep)
-        # A shared variable the rewritten graph no longer reads (only its
-        # static shape was used) is left out: ONNX Runtime drops unused
-        # initializers at load and then fails to bind the given value.
-        read = _names_read(graph)
-        used = [(name, value) for name, value in zip(names, values) if name in read]
-        names = [name for name, _ in used]
-        arrays = [np.asarray(v, order="C") for _, v in used]  # (ascontiguousarray makes 0-d arrays 1-d)
+        asked = [self.names[i] for i in baked]
+        arrays = [np.asarray(v, order="C") for v in values]  # (ascontiguousarray makes 0-d arrays 1-d)
         user_options = self.linker.session_options
-        for name, array in zip(names, arrays):
-            tensor = onnx.TensorProto()
-            tensor.name = name
-            tensor.data_type = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
-            tensor.dims.extend(array.shape)
-            if user_options is None:
-                # A placeholder: the data comes from the OrtValue below,
-                # not through the model bytes.
-                tensor.data_location = onnx.TensorProto.EXTERNAL
-                entry = tensor.external_data.add()
-                entry.key, entry.value = "location", "pytensor-onnx-shared-value"
-            else:
-                # The caller's SessionOptions cannot be copied, and adding
-                # initializers to them would leak into their other sessions.
-                tensor.raw_data = array.tobytes()
-            graph.initializer.append(tensor)
+        # Without options of the user's, the initializers are placeholders:
+        # their data comes from the OrtValues below, not through the model
+        # bytes. The caller's SessionOptions cannot be copied, and adding
+        # initializers to them would leak into their other sessions, so then
+        # the data goes in the model.
+        location = "pytensor-onnx-shared-value" if user_options is None else ""
+        # The C++ core leaves out a shared variable the rewritten graph no
+        # longer reads (only its static shape was used): `names` are those it
+        # baked.
+        model_bytes, names = _core.bake_inputs(self.linker.onnx_model_bytes, asked, arrays, location)
+        array_of = dict(zip(asked, arrays))
+        arrays = [array_of[name] for name in names]
         if user_options is None:
             options = default_session_options()
             ort_values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]
@@ -434,7 +397,7 @@ class _SessionRunner:
             kernels.register(options, fresh=user_options is None)
         providers = list(self.linker.providers) if self.linker.providers else ["CPUExecutionProvider"]
         try:
-            return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=providers)
+            return ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
         except Exception as exc:  # ORT raises its own exception types
             raise RuntimeError(f"ONNX Runtime rejected the model built for this graph: {exc}") from exc
 

@@ -8,6 +8,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include "bake.h"
 #include "builder.h"
 #include "errors.h"
 #include "kernels.h"
@@ -270,6 +271,20 @@ NB_MODULE(_core, m) {
       "(name, description) of every recipe g.recipe can build.");
   m.def("op_since_version", &op_since_version, nb::arg("op_type"),
         "First opset of the default domain that has `op_type`, or None.");
+  m.def(
+      "bake_inputs",
+      [](nb::bytes model, const std::vector<std::string>& names, const std::vector<nb::handle>& arrays,
+         const std::string& external_location) {
+        if (arrays.size() != names.size()) throw nb::value_error("bake_inputs: one array per name");
+        BakedModel baked = bake_inputs(std::string(model.c_str(), model.size()), names,
+                                       [&arrays](size_t i) { return tensor_from_array(arrays[i]); }, external_location);
+        return std::make_pair(nb::bytes(baked.bytes.data(), baked.bytes.size()), std::move(baked.baked));
+      },
+      nb::arg("model"), nb::arg("names"), nb::arg("arrays"), nb::arg("external_location") = "",
+      "The model with the graph inputs `names` replaced by initializers of `arrays` (C-contiguous), and the names "
+      "baked: those the graph reads (ONNX Runtime drops unread initializers, then fails to bind them). With an "
+      "`external_location` the initializers are placeholders with external data there, for ONNX Runtime's "
+      "add_external_initializers.");
   m.def(
       "ort_kernel_dtypes",
       [](const std::string& op, int opset) -> std::optional<std::vector<std::string>> {
