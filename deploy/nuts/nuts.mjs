@@ -590,7 +590,7 @@ function startingPoint(settings, chain, n) {
   return Float64Array.from(point);
 }
 
-async function initialState(chain, target, settings, chainIndex, rng) {
+async function initialState(target, settings, chainIndex, rng) {
   const n = target.layout.size;
   const given = startingPoint(settings, chainIndex, n);
   const tries = given ? 1 : 100;
@@ -617,7 +617,7 @@ export async function runChain(target, options, chainIndex, onProgress) {
   const rng = new Random(settings.seed, chainIndex);
   const n = target.layout.size;
   const chain = new Chain(target, rng, settings);
-  let state = await initialState(chain, target, settings, chainIndex, rng);
+  let state = await initialState(target, settings, chainIndex, rng);
   await chain.initialStepSize(state);
   const adaptation = new DualAveraging(settings.targetAccept);
   adaptation.restart(chain.stepSize);

@@ -33,9 +33,11 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 import export_jobs  # noqa: E402
 
 RUNTIMES = ["node", "chromium"]
-#: Draws per chain: 4 x 500 after 500 warm-up iterations gives MCSEs of a few percent of a
+#: Draws per chain: 4 x 800 after 500 warm-up iterations gives MCSEs of a few percent of a
 #: standard deviation, while Chromium (onnxruntime-web, ~0.5 ms a gradient) stays within the CI budget.
-JS_OPTIONS = {"chains": 4, "tune": 500, "draws": 500, "seed": 20261125}
+#: With 500 draws the radon model's largest R-hat passed 1.01 on 2 seeds of 10 (1.0101, 1.0128);
+#: with 800 it stayed below 1.007 on all 10, and mean and sd within 3.5 MCSE of PyMC's.
+JS_OPTIONS = {"chains": 4, "tune": 500, "draws": 800, "seed": 20261125}
 #: The non-centered eight schools has a divergence in about one run of 4 x 500 draws in five at the
 #: default target acceptance 0.8 (eight seeds tried; as with Stan and PyMC, whose eight-schools examples
 #: raise it): at 0.9 none in the runs tried, so "no divergences" is a check that can hold on any seed.
@@ -124,7 +126,7 @@ def disagreements(js: dict, pymc: dict, bound: float = MCSE_BOUND) -> list[str]:
                 mcse = np.hypot(float(azs.mcse(a, method=what)), float(azs.mcse(b, method=what)))
                 diff = abs(stat(a) - stat(b))
                 if not diff <= bound * mcse:
-                    wrong.append(f"{name}{list(index)} {what}: {stat(a):.4f} vs PyMC {stat(b):.4f} "
+                    wrong.append(f"{name}{[int(i) for i in index]} {what}: {stat(a):.4f} vs PyMC {stat(b):.4f} "
                                  f"({diff / mcse:.1f} MCSE)")
     return wrong
 
@@ -250,7 +252,7 @@ def bad_jobs(tmp_path_factory) -> Path:
     return _bad_jobs(tmp_path_factory.mktemp("bad"))
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("runtime", ["node", "web", "chromium"])
 def test_bad_input_is_a_clear_error(runtime, bad_jobs):
     out = run_jobs(bad_jobs, runtime, f"bad-{runtime}.json")
     for name, message in BAD_INPUT.items():
@@ -260,7 +262,7 @@ def test_bad_input_is_a_clear_error(runtime, bad_jobs):
 # -------------------------------------------------------------------------------------------------
 # The example page samples its regression (examples/web: the Sample button's code path).
 
-EXAMPLE_OPTIONS = {"chains": 4, "tune": 500, "draws": 500, "seed": 11}
+EXAMPLE_OPTIONS = {"chains": 4, "tune": 500, "draws": 800, "seed": 11}
 
 
 def test_example_page_samples(tmp_path):
@@ -288,3 +290,13 @@ def test_example_page_samples(tmp_path):
     wrong = disagreements(js, reference)
     assert not wrong, "the page's draws differ from pm.sample:\n  " + "\n  ".join(wrong)
     assert max(max(d["rhat"]) for d in out["diagnostics"].values()) <= 1.01
+
+
+def test_sampler_units():
+    """deploy/tests/nuts_unit.mjs (node --test): the generator, Stan's warm-up windows, NUTS on a
+    badly scaled normal written in JavaScript (no ONNX Runtime), the divergence-streak guard, option
+    checks, the metadata reader, normal quantiles."""
+    done = subprocess.run([_node(), "--test", str(DEPLOY / "tests" / "nuts_unit.mjs")], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout and "# pass 7" in done.stdout
