@@ -7,7 +7,8 @@
 #   make deploy-tests exported models in onnxruntime-node, onnxruntime-web
 #                     (Node) and headless Chromium, in the C++ program
 #                     (deploy/cpp) and in ONNX Runtime's mobile format (.ort),
-#                     against PyTensor's and PyMC's numbers
+#                     against PyTensor's and PyMC's numbers; the JavaScript
+#                     NUTS sampler (deploy/nuts) against pm.sample
 #   make deploy-cpp   builds the C++ program, build/deploy-cpp/pymc_logp
 #   make example-web  serves the example page (examples/web) on port 8000
 #   make lock         re-resolves requirements/<leg>.lock.txt from <leg>.in
