@@ -29,7 +29,7 @@ import pytensor.tensor as pt
 
 import pytensor_onnx
 from pytensor_onnx.dispatch import fgraph_to_onnx
-from pytensor_onnx.export import _build_fgraph, _rewrite
+from pytensor_onnx.export import build_fgraph, rewrite_for_export
 
 CHAINS = (500, 2000, 20000)
 WIDE_BRANCHES = 8400
@@ -61,10 +61,10 @@ def timed_export(inputs, outputs) -> dict:
     """export_onnx's steps, each timed (the same calls export_onnx makes)."""
     times = {}
     t = time.perf_counter()
-    fgraph, shared_values = _build_fgraph(inputs, outputs)
+    fgraph, shared_values = build_fgraph(inputs, outputs)
     times["setup"] = time.perf_counter() - t
     t = time.perf_counter()
-    _rewrite(fgraph)
+    rewrite_for_export(fgraph)
     times["rewrites"] = time.perf_counter() - t
     nodes_after = len(fgraph.apply_nodes)
     t = time.perf_counter()
@@ -118,8 +118,8 @@ def report_first_call() -> None:
     # session cache would otherwise answer the session creation).
     inputs, outputs = deep_chain(333)
     steps = timed_export(inputs, outputs)
-    fgraph, _ = _build_fgraph(inputs, outputs)
-    _rewrite(fgraph)
+    fgraph, _ = build_fgraph(inputs, outputs)
+    rewrite_for_export(fgraph)
     data = fgraph_to_onnx(fgraph).builder.serialize()
     t = time.perf_counter()
     ort.InferenceSession(data, sess_options=default_session_options(), providers=["CPUExecutionProvider"])

@@ -8,9 +8,9 @@ __version__ = "0.1.0"
 
 from pytensor_onnx import kernels
 from pytensor_onnx.dispatch import ONNX_OPSET_VERSION, fgraph_to_onnx, onnx_funcify, onnx_typify
-from pytensor_onnx.export import compile_onnx, export_function_onnx, export_onnx
+from pytensor_onnx.export import export_function_onnx, export_onnx
 from pytensor_onnx.linker import ONNXLinker
-from pytensor_onnx.mode import ONNX, onnx_mode, register as _register
+from pytensor_onnx.mode import ONNX, compile_onnx, onnx_mode, register as _register
 
 _register()
 

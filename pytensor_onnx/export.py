@@ -14,9 +14,9 @@ from pytensor.graph.basic import Constant, Variable
 from pytensor.graph.fg import FunctionGraph
 from pytensor.graph.traversal import graph_inputs
 
-from pytensor_onnx import _core
+from pytensor_onnx import mode as onnx_modes
 from pytensor_onnx.dispatch import fgraph_to_onnx
-from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
+from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION, check_opset
 from pytensor_onnx.dispatch.optional import register_optional_rules
 
 logger = logging.getLogger("pytensor_onnx")
@@ -73,7 +73,7 @@ def _check_model_args(model_name, doc_string, filename, external_data) -> None:
         raise ValueError("external_data=True needs a filename to write the data file next to")
 
 
-def _check_string_map(mapping, what: str) -> dict[str, str]:
+def check_string_map(mapping, what: str) -> dict[str, str]:
     if mapping is None:
         return {}
     if not isinstance(mapping, Mapping):
@@ -89,7 +89,7 @@ def _docs_by_name(docs, names: list[str], what: str) -> dict[str, str]:
     if docs is None:
         return {}
     if isinstance(docs, Mapping):
-        docs = _check_string_map(docs, what)
+        docs = check_string_map(docs, what)
         unknown = sorted(set(docs) - set(names))
         if unknown:
             raise ValueError(f"{what} names {', '.join(unknown)}, which are not among {', '.join(names)}")
@@ -123,7 +123,7 @@ class ExportOptions:
     inline_functions: bool = False
 
     def __post_init__(self):
-        self.opset_version = _check_opset(self.opset_version)
+        self.opset_version = check_opset(self.opset_version)
         self.input_names = _check_names(self.input_names, "input_names")
         self.output_names = _check_names(self.output_names, "output_names")
         _check_model_args(self.model_name, self.doc_string, self.filename, self.external_data)
@@ -133,7 +133,7 @@ class ExportOptions:
             _check_writable(os.fspath(self.filename))
         if not isinstance(self.float32, bool):
             raise TypeError(f"float32 must be a bool, got {self.float32!r}")
-        self.metadata = _check_string_map(self.metadata, "metadata")
+        self.metadata = check_string_map(self.metadata, "metadata")
         if not isinstance(self.inline_functions, bool):
             raise TypeError(f"inline_functions must be a bool, got {type(self.inline_functions).__name__}")
 
@@ -150,18 +150,7 @@ def _check_writable(path: str) -> None:
         raise PermissionError(errno.EACCES, "no permission to write the model there", path)
 
 
-def _check_opset(opset_version) -> int:
-    if isinstance(opset_version, bool) or not isinstance(opset_version, int):
-        raise TypeError(f"opset_version must be an int, got {type(opset_version).__name__}")
-    if not _core.MIN_OPSET <= opset_version <= _core.MAX_KNOWN_OPSET:
-        raise ValueError(
-            f"opset_version {opset_version} is outside the supported range "
-            f"{_core.MIN_OPSET}..{_core.MAX_KNOWN_OPSET}"
-        )
-    return opset_version
-
-
-def _build_fgraph(inputs, outputs, shared_values=None):
+def build_fgraph(inputs, outputs, shared_values=None):
     """A FunctionGraph over ``inputs`` plus the shared variables ``outputs`` read."""
     for i, inp in enumerate(inputs):
         if isinstance(inp, Constant):
@@ -196,12 +185,12 @@ def _build_fgraph(inputs, outputs, shared_values=None):
     return fgraph, values
 
 
-def _rewrite(fgraph, including=()):
-    import pytensor
-
-    from pytensor_onnx.mode import PORTABLE_ONNX
-
-    mode = PORTABLE_ONNX.including(*including) if including else PORTABLE_ONNX
+def rewrite_for_export(fgraph, including=()):
+    """Rewrite ``fgraph`` in place as export does: the ONNX rewrite set of
+    the portable conversion, plus the rewrites tagged ``including``."""
+    # Read at call time: the portable mode may be replaced (tests do).
+    portable = onnx_modes.PORTABLE_ONNX
+    mode = portable.including(*including) if including else portable
     # Every node a rewrite creates records the Python stack that made it
     # (tag.trace, up to traceback__limit frames), for PyTensor's error
     # messages of compiled functions. The exported graph is thrown away after
@@ -344,7 +333,7 @@ def export_onnx(
         filename, opset_version, model_name, doc_string, optimize, input_names, output_names,
         external_data, float32, metadata, input_docs, output_docs, inline_functions,
     )
-    fgraph, shared_values = _build_fgraph(inputs, outputs)
+    fgraph, shared_values = build_fgraph(inputs, outputs)
     return export_fgraph(fgraph, shared_values, options)
 
 
@@ -357,7 +346,7 @@ def export_fgraph(fgraph, shared_values, options: ExportOptions, *, rewrites_inc
     """
     register_optional_rules()
     if options.optimize:
-        _rewrite(fgraph, rewrites_including)
+        rewrite_for_export(fgraph, rewrites_including)
     converted = fgraph_to_onnx(
         fgraph,
         opset_version=options.opset_version,
@@ -415,22 +404,5 @@ def export_function_onnx(
     outputs = [out.variable for out in maker.outputs]
     if not outputs:
         raise ValueError("fn has no outputs (only updates); an ONNX model needs at least one output")
-    fgraph, values = _build_fgraph(explicit, outputs, shared_values)
+    fgraph, values = build_fgraph(explicit, outputs, shared_values)
     return export_fgraph(fgraph, values, options)
-
-
-def compile_onnx(inputs, outputs, *, opset_version: int | None = None, session_options=None, providers=None,
-                 kernels=None, **function_kwargs):
-    """``pytensor.function(inputs, outputs, ...)`` running on ONNX Runtime
-    (``kernels``: see ``ONNXLinker``)."""
-    from pytensor_onnx.mode import ONNX, onnx_mode
-
-    if "mode" in function_kwargs:
-        raise TypeError("compile_onnx chooses the mode; pass opset_version/session_options/providers instead")
-    if opset_version is None and session_options is None and providers is None and kernels is None:
-        mode = ONNX
-    else:
-        if opset_version is not None:
-            _check_opset(opset_version)
-        mode = onnx_mode(opset_version, session_options, providers, kernels=kernels)
-    return pytensor.function(inputs, outputs, mode=mode, **function_kwargs)

@@ -15,6 +15,9 @@ from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.random.type import RandomType
 
 from pytensor_onnx import _core, kernels
+from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION, check_opset
+from pytensor_onnx.dispatch.utils import DATA_CHECK
+from pytensor_onnx.rewriting import INCOMPATIBLE_REWRITES, REQUIRED_REWRITES, incompatible_rewrites
 from pytensor_onnx.runtime import check_providers as _check_providers
 from pytensor_onnx.runtime import quiet_session_options
 
@@ -130,40 +133,15 @@ class ONNXLinker(JITLinker):
         off), False runs the portable graph an export holds, True requires them.
     """
 
-    required_rewrites = ("minimum_compile",)
-    incompatible_rewrites = (
-        "cxx_only",
-        "BlasOpt",
-        "fusion",
-        "local_careduce_fusion",
-        "inplace",
-        # The preallocating scan-save-mem rewrite (2.38's and 3.3's names);
-        # mode.py registers the variant without preallocation instead.
-        "scan_save_mem_prealloc",
-        "scan_reduce_trace_prealloc",
-        # They split tridiagonal solves into LAPACK's gttrf/gttrs steps; the
-        # ONNX variants (dispatch/slinalg.py) split general and positive
-        # definite solves only, as JAX's do.
-        "reuse_decomposition_multiple_solves",
-        # PyTensor 3.3 inlines Softmax, LogSoftmax, LogSumExp, ... before its
-        # fusion so their bodies fuse; their ONNX rules (native Softmax and
-        # LogSoftmax kernels) are kept, as JAX's are.
-        "inline_symbolic_for_fusion",
-        "scan_split_non_sequence_decomposition_and_solve",
-    )
+    required_rewrites = REQUIRED_REWRITES
+    incompatible_rewrites = INCOMPATIBLE_REWRITES
 
     def __init__(self, opset_version=None, session_options=None, providers=None, *args, kernels=None, **kwargs):
-        from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
-        from pytensor_onnx.export import _check_opset
-
-        self.opset_version = _check_opset(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
+        self.opset_version = check_opset(opset_version) if opset_version is not None else ONNX_OPSET_VERSION
         self.session_options = _check_session_options(session_options)
         self.providers = _check_providers(providers)
         self.kernels = _check_kernels(kernels)
-        if self.kernels:
-            # PyTensor's element-wise fusion makes the Composites that become
-            # single kernel nodes.
-            self.incompatible_rewrites = tuple(r for r in type(self).incompatible_rewrites if r != "fusion")
+        self.incompatible_rewrites = incompatible_rewrites(self.kernels)
         self.onnx_model_bytes: bytes | None = None
         self.session = None
         super().__init__(*args, **kwargs)
@@ -428,7 +406,7 @@ class _SessionRunner:
             raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
 
         if scalar_inputs or scalar_outputs or rng_inputs or rng_outputs:
-            from pytensor_onnx.dispatch.random import rng_state, state_generator
+            from pytensor_onnx.dispatch.random.state import rng_state, state_generator
 
             def run_once():
                 feed = {name: np.asarray(cell[0]) if name in scalar_inputs else cell[0] for name, cell in feeds}
@@ -478,19 +456,21 @@ _INDEX_FAILURE = re.compile(
 
 
 def run_error(exc, description: str) -> BaseException:
-    """The exception for a failed run: the converted CheckAndRaise's own
-    exception type (also a RuntimeError) when one of its checks failed, an
-    ``ONNXIndexError`` when an index was out of range, else a RuntimeError."""
+    """The exception for a failed run, by the node that failed (ONNX Runtime
+    quotes its name): the converted CheckAndRaise's own exception type (also
+    a RuntimeError) when one of its checks failed, a RuntimeError when a
+    rule's data check did (``dispatch.utils.DATA_CHECK``: an empty max, a zero
+    arange step, ...; not an index of the user's), an ``ONNXIndexError`` when
+    an index was out of range, else a RuntimeError."""
     from pytensor_onnx.dispatch.raise_op import raised_check_error
 
     checked = raised_check_error(exc, description)
     if checked is not None:
         return checked
     message = str(exc)
-    # The data checks of the rules (an empty max, a zero arange step, ...;
-    # dispatch/shape.guard) fail by reading index 1 of a one-element tensor:
-    # those are not out-of-range indices of the user's.
-    if _INDEX_FAILURE.search(message) and "idx=1 must be within the inclusive range [-1,0]" not in message:
+    if f"Name:'{DATA_CHECK}" in message:
+        return RuntimeError(description)
+    if _INDEX_FAILURE.search(message):
         return ONNXIndexError(f"index out of bounds\n{description}")
     return RuntimeError(description)
 

@@ -48,7 +48,7 @@ from pytensor.graph.traversal import ancestors  # (pytensor.graph.basic.ancestor
 from pytensor.graph.replace import graph_replace
 
 from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION
-from pytensor_onnx.export import ExportOptions, _build_fgraph, export_fgraph
+from pytensor_onnx.export import ExportOptions, build_fgraph, check_string_map, export_fgraph, rewrite_for_export
 
 #: The metadata_props key of the layout JSON.
 LAYOUT_KEY = "pytensor_onnx.pymc.layout"
@@ -211,9 +211,8 @@ def _options(described: dict, *, doc_string: str, default_doc: str, metadata, in
              default_input_docs=None, default_output_docs=None, **options) -> ExportOptions:
     """The ExportOptions of a PyMC export: the layout and PyMC version in the metadata (which the
     user's entries may add to, not replace), the user's docs over the exporter's own, by name."""
-    from pytensor_onnx.export import _check_string_map
 
-    metadata = _check_string_map(metadata, "metadata")
+    metadata = check_string_map(metadata, "metadata")
     ours = _metadata(described)
     clash = sorted(set(metadata) & set(ours))
     if clash:
@@ -225,7 +224,7 @@ def _options(described: dict, *, doc_string: str, default_doc: str, metadata, in
         if given is not None and not isinstance(given, Mapping):
             raise TypeError(f"{what} of a PyMC export must be a mapping by input/output name "
                             f"(the names are in the layout), got {type(given).__name__}")
-        docs[what] = {**(default or {}), **_check_string_map(given, what)}
+        docs[what] = {**(default or {}), **check_string_map(given, what)}
     return ExportOptions(
         doc_string=default_doc if doc_string is None else doc_string,
         metadata={**ours, **metadata}, **docs, **options,
@@ -234,14 +233,14 @@ def _options(described: dict, *, doc_string: str, default_doc: str, metadata, in
 
 def _export(model, inputs, outputs, options, describe_terms):
     """Export, turning a conversion failure into an error naming the model variables affected."""
-    fgraph, shared_values = _build_fgraph(inputs, outputs)
+    fgraph, shared_values = build_fgraph(inputs, outputs)
     including = (_check_parameter_rewrite(model),)
     try:
         return export_fgraph(fgraph, shared_values, options, rewrites_including=including)
     except NotImplementedError as exc:
         culprits = []
         for label, term_inputs, term_outputs in describe_terms():
-            term_fgraph, term_values = _build_fgraph(term_inputs, term_outputs)
+            term_fgraph, term_values = build_fgraph(term_inputs, term_outputs)
             try:
                 export_fgraph(
                     term_fgraph, term_values, ExportOptions(opset_version=options.opset_version),
@@ -291,10 +290,8 @@ def unsupported_ops(model=None, *, gradient: bool = True, jacobian: bool = True)
     model = _model(model)
     logp = model.logp(jacobian=jacobian)
     outputs = [logp, *(pt.grad(logp, model.value_vars) if gradient else [])]
-    fgraph, _ = _build_fgraph(list(model.value_vars), outputs)
-    from pytensor_onnx.export import _rewrite
-
-    _rewrite(fgraph, (_check_parameter_rewrite(model),))
+    fgraph, _ = build_fgraph(list(model.value_vars), outputs)
+    rewrite_for_export(fgraph, (_check_parameter_rewrite(model),))
     return _ops_without_rules(fgraph)
 
 
@@ -639,7 +636,7 @@ def read_layout(model) -> dict:
 
 from pytensor_onnx.dispatch.basic import onnx_funcify  # noqa: E402
 from pytensor_onnx.dispatch.scalar import float_recipe  # noqa: E402
-from pytensor_onnx.dispatch.shape import int64_const  # noqa: E402
+from pytensor_onnx.dispatch.utils import int64_const  # noqa: E402
 
 
 def _pymc_op(module: str, name: str):

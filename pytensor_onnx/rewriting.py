@@ -2,7 +2,7 @@
 own modes never see them).
 
 ``local_onnx_mul_cancel_reciprocal``: the ONNX mode leaves out PyTensor's
-algebraic canonizers (mode.EXPENSIVE_REWRITES). One thing they do matters
+algebraic canonizers (EXPENSIVE_REWRITES below). One thing they do matters
 for accuracy, not speed: gradients multiply a value by its own reciprocal,
 ``d log(sigmoid(x)) = (1 / s) * s * (1 - s)``, which is NaN where s
 underflows to 0 (x = -1e3) instead of 1, and keeps ``1 - s`` from becoming
@@ -20,12 +20,17 @@ import pytensor.scalar.basic as ps
 from pytensor.compile import optdb
 from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import dfs_rewriter, in2out, node_rewriter
+from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 from pytensor.tensor.basic import cast, constant as tensor_constant, second
+from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.elemwise import DimShuffle, Elemwise
 from pytensor.tensor.math import add, mul
+from pytensor.tensor.sort import ArgSortOp
 from pytensor.tensor.rewriting.basic import constant_folding
 from pytensor.tensor.rewriting.elemwise import constant_fold_branches_of_add_mul
 from pytensor.tensor.rewriting.math import local_sigm_times_exp
+
+from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC, linalg_op_class, solve_splitting_rewriters
 
 
 def _quotient(var):
@@ -107,7 +112,7 @@ if "onnx_local_sigm_times_exp" not in optdb["specialize"].__db__:
 
 
 # Constants at the consumer's precision. PyTensor's canonizers (left out
-# here, mode.EXPENSIVE_REWRITES) gather the operands of a tree of
+# here, EXPENSIVE_REWRITES) gather the operands of a tree of
 # Mul/TrueDiv/Reciprocal (or of Add/Sub/Neg) and combine its
 # constants in the tree's output dtype: in FAST_RUN,
 # ``reciprocal(float32(1/3)) * exp(x64)`` is ``2.9999999105930355 * exp(x)``,
@@ -256,7 +261,7 @@ def local_onnx_constant_folding(fgraph, node):
     return constant_folding.transform(fgraph, node)
 
 
-#: The early constant folding (mode.py), with the upcast in the same walk:
+#: The early constant folding (below), with the upcast in the same walk:
 #: a walk over the graph costs more than these rewrites (7% of the rewrite
 #: time of bench/conversion.py's 2,000-step chain each).
 early_constant_folding = dfs_rewriter(local_onnx_upcast_constant_algebra, local_onnx_constant_folding,
@@ -275,7 +280,7 @@ def local_onnx_fold_constant_operands(fgraph, node):
 
 
 # In place of PyTensor's constant_fold_branches_of_add_mul, which the ONNX
-# rewrite set leaves out (mode.py), in the same place: after
+# rewrite set leaves out (below), in the same place: after
 # flatten_nested_add_mul (position 0) brings constants together.
 if "onnx_fold_constant_operands" not in optdb["add_mul_fusion"].__db__:
     optdb["add_mul_fusion"].register(
@@ -284,3 +289,181 @@ if "onnx_fold_constant_operands" not in optdb["add_mul_fusion"].__db__:
         "onnx",
         position=1,
     )
+
+
+# --------------------------------------------------------------------------
+# The ONNX rewrite set
+# --------------------------------------------------------------------------
+
+#: PyTensor rewrites left out of the ONNX rewrite set: their cost is far
+#: above their worth for an ONNX model (bench/conversion.py).
+#: - The algebraic canonizers rebuild every Mul/Add/Neg they reach into a flat
+#:   canonical form (neg(x) -> mul(-1, x) -> neg(x) round trips included),
+#:   each application a full graph replacement: 85-90% of the rewrite time of
+#:   deep element-wise chains (1,000 steps: 9.6 s with them, 1.2 s without).
+#:   What they save at run time (x*2*3 -> x*6, x*y/y -> x) did not show on
+#:   bench/backends.py's workloads (bench/results.md).
+#: - The constant upcast only helps PyTensor merge (1 - x) with (1.0 - x);
+#:   each application imports a new node, and importing a node copies the
+#:   graph's whole variable set (PyTensor 3.3's toposort blockers): quadratic
+#:   on deep chains. The builder casts mixed-dtype inputs itself, and ONNX
+#:   Runtime folds a Cast of an initializer when it loads the model.
+#: Same names in PyTensor 2.38 and 3.3.
+EXPENSIVE_REWRITES = (
+    "local_mul_canonizer",
+    "local_add_canonizer",
+    "local_neg_to_mul",
+    "local_upcast_elemwise_constant_inputs",
+)
+
+#: Rewrites whose result is worse for ONNX: a batched matmul flattened into a
+#: Dot by Reshape(x, (-1, k)). ONNX's MatMul broadcasts batch dims itself, and
+#: that Reshape cannot infer its -1 for an empty x (NumPy and ONNX refuse;
+#: PyTensor's C Reshape reads 0). And the folding of an Add's or Mul's
+#: constant inputs in their own dtype, not the node's (float32 0.1 + 0.2 in a
+#: float64 sum, int8 100 * 100 = 16): rewriting.local_onnx_fold_constant_operands
+#: takes its place. Same names in PyTensor 2.38 and 3.3.
+UNSUITABLE_REWRITES = ("local_batched_matmul_to_core_matmul_with_reshape", "constant_fold_branches_of_add_mul")
+
+#: Rewrites the ONNX mode (and export) runs: PyTensor's fast_run set, minus
+#: EXPENSIVE_REWRITES and the ones that introduce C-only, BLAS-only, in-place
+#: or fused (Composite) ops (``ONNXLinker.incompatible_rewrites``).
+ONNX_REWRITES = RewriteDatabaseQuery(include=["fast_run", "onnx"], exclude=[*EXPENSIVE_REWRITES, *UNSUITABLE_REWRITES])
+
+#: What the ONNX linker needs of every rewrite set (``ONNXLinker.required_rewrites``).
+REQUIRED_REWRITES = ("minimum_compile",)
+
+#: What the ONNX linker cannot take (``ONNXLinker.incompatible_rewrites``).
+INCOMPATIBLE_REWRITES = (
+    "cxx_only",
+    "BlasOpt",
+    "fusion",
+    "local_careduce_fusion",
+    "inplace",
+    # The preallocating scan-save-mem rewrite (2.38's and 3.3's names);
+    # "onnx_scan_save_mem" below is the variant without preallocation.
+    "scan_save_mem_prealloc",
+    "scan_reduce_trace_prealloc",
+    # They split tridiagonal solves into LAPACK's gttrf/gttrs steps; the
+    # ONNX variants below split general and positive definite solves only,
+    # as JAX's do.
+    "reuse_decomposition_multiple_solves",
+    # PyTensor 3.3 inlines Softmax, LogSoftmax, LogSumExp, ... before its
+    # fusion so their bodies fuse; their ONNX rules (native Softmax and
+    # LogSoftmax kernels) are kept, as JAX's are.
+    "inline_symbolic_for_fusion",
+    "scan_split_non_sequence_decomposition_and_solve",
+)
+
+
+def incompatible_rewrites(kernels: bool) -> tuple[str, ...]:
+    """INCOMPATIBLE_REWRITES for a conversion with or without the kernel
+    library: with it, PyTensor's element-wise fusion makes the Composites that
+    become single kernel nodes."""
+    return tuple(r for r in INCOMPATIBLE_REWRITES if r != "fusion") if kernels else INCOMPATIBLE_REWRITES
+
+
+def onnx_rewriter(kernels: bool):
+    """The rewriter of mode ONNX (``kernels``) or of export: what
+    ``Mode(ONNXLinker(kernels=...), ONNX_REWRITES).optimizer`` is."""
+    query = ONNX_REWRITES.including(*REQUIRED_REWRITES).excluding(*incompatible_rewrites(kernels))
+    return optdb.query(query)
+
+# Scan buffers shrunk to what the graph reads, without the extra slot that
+# preallocating backends write into (as for JAX and Numba): the Loop then
+# carries only the values a recurrence reads (dispatch/scan.py). Same place
+# as PyTensor's own scan-save-mem rewrite.
+if "onnx_scan_save_mem" not in optdb:
+    optdb.register(
+        "onnx_scan_save_mem",
+        dfs_rewriter(SCAN_SAVE_MEM_WITHOUT_PREALLOC, ignore_newtrees=True),
+        "onnx",
+        position=1.612,
+    )
+
+# Constants folded (DimShuffles of constants above all) before merge1 merges
+# equal ones. Folded later, in canonicalize, a merged DimShuffle of a constant
+# is replaced in each of its many clients, and PyTensor's ShapeFeature scans
+# all the clients of the replaced variable on each such change: quadratic in
+# graphs that reuse a constant (canonicalize of a 4,000-step chain: 6 s, of
+# an 8,000-step one: 28 s). Here each constant still has its one client and
+# ShapeFeature is not attached yet (ShapeOpt, position 0.1). The same
+# rewrite as canonicalize's, run earlier; canonicalize still folds what later
+# rewrites create. The same walk computes constant operands of a sum or
+# product in its dtype, as PyTensor's canonizers do (rewriting.py).
+if "onnx_fold_constants_early" not in optdb:
+    optdb.register(
+        "onnx_fold_constants_early",
+        early_constant_folding,
+        "onnx",
+        position=-0.005,
+    )
+
+
+# --------------------------------------------------------------------------
+# Linear algebra (the rules are in dispatch/linalg/)
+# --------------------------------------------------------------------------
+
+PivotToPermutations = linalg_op_class("PivotToPermutations")
+
+_split_solve, _split_solve_in_scan = solve_splitting_rewriters()
+if _split_solve is not None:
+
+    @node_rewriter([Blockwise])
+    def reuse_decomposition_multiple_solves_onnx(fgraph, node):
+        """Solves sharing a matrix share its LU or Cholesky factor (PyTensor's
+        rewrite, without its tridiagonal case: ONNX mode keeps those Solves)."""
+        return _split_solve(fgraph, node, eager=False, allowed_assume_a={"gen", "pos"})
+
+    optdb["specialize"].register(
+        reuse_decomposition_multiple_solves_onnx.__name__,
+        dfs_rewriter(reuse_decomposition_multiple_solves_onnx, ignore_newtrees=True),
+        "onnx",
+        use_db_name_as_tag=False,
+    )
+
+    from pytensor.scan.op import Scan
+    from pytensor.scan.rewriting import scan_seqopt1
+
+    @node_rewriter([Scan])
+    def scan_split_non_sequence_decomposition_and_solve_onnx(fgraph, node):
+        return _split_solve_in_scan(fgraph, node, allowed_assume_a={"gen", "pos"})
+
+    scan_seqopt1.register(
+        scan_split_non_sequence_decomposition_and_solve_onnx.__name__,
+        dfs_rewriter(scan_split_non_sequence_decomposition_and_solve_onnx, ignore_newtrees=True),
+        "onnx",
+        use_db_name_as_tag=False,
+        position=2,
+    )
+
+
+def _core(op):
+    return op.core_op if isinstance(op, Blockwise) else op
+
+
+@node_rewriter([ArgSortOp, Blockwise])
+def argsort_of_pivot_permutation(fgraph, node):
+    """``argsort(pivot_to_permutation(p, inverse=True))`` is
+    ``pivot_to_permutation(p, inverse=False)`` (lu_solve with trans=True
+    builds the former): one recipe instead of a sort."""
+    if not isinstance(_core(node.op), ArgSortOp):
+        return None
+    [perm] = node.inputs[:1]
+    producer = perm.owner
+    if producer is None or not isinstance(_core(producer.op), PivotToPermutations) or not _core(producer.op).inverse:
+        return None
+    if perm.type.ndim != 1 and not isinstance(node.op, Blockwise):
+        return None  # an argsort over the batch: not this pattern
+    pivots = producer.inputs[0]
+    forward = PivotToPermutations(inverse=False)
+    result = Blockwise(forward)(pivots) if pivots.type.ndim > 1 else forward(pivots)
+    return [result.astype(node.outputs[0].type.dtype)]
+
+
+optdb["specialize"].register(
+    argsort_of_pivot_permutation.__name__,
+    dfs_rewriter(argsort_of_pivot_permutation),
+    "onnx",
+    use_db_name_as_tag=False,
+)

@@ -148,7 +148,7 @@ def _feed_value(var, value):
     from pytensor.tensor.random.type import RandomType
 
     if isinstance(var.type, RandomType):
-        from pytensor_onnx.dispatch.random import rng_state
+        from pytensor_onnx.dispatch.random.state import rng_state
 
         return rng_state(value)
     return np.asarray(value, dtype=var.type.dtype)

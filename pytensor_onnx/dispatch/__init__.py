@@ -17,8 +17,7 @@ import pytensor_onnx.dispatch.elemwise
 import pytensor_onnx.dispatch.math
 import pytensor_onnx.dispatch.blas
 import pytensor_onnx.dispatch.blockwise
-import pytensor_onnx.dispatch.slinalg
-import pytensor_onnx.dispatch.nlinalg
+import pytensor_onnx.dispatch.linalg
 import pytensor_onnx.dispatch.linear_control
 import pytensor_onnx.dispatch.special
 import pytensor_onnx.dispatch.shape

@@ -40,6 +40,19 @@ logger = logging.getLogger("pytensor_onnx")
 ONNX_OPSET_VERSION = 18
 
 
+def check_opset(opset_version) -> int:
+    """``opset_version``, checked to be an opset the builder writes
+    (``_core.MIN_OPSET`` to ``_core.MAX_KNOWN_OPSET``)."""
+    if isinstance(opset_version, bool) or not isinstance(opset_version, int):
+        raise TypeError(f"opset_version must be an int, got {type(opset_version).__name__}")
+    if not _core.MIN_OPSET <= opset_version <= _core.MAX_KNOWN_OPSET:
+        raise ValueError(
+            f"opset_version {opset_version} is outside the supported range "
+            f"{_core.MIN_OPSET}..{_core.MAX_KNOWN_OPSET}"
+        )
+    return opset_version
+
+
 @singledispatch
 def onnx_funcify(op, node, g, *inputs):
     """Convert ``op`` (applied in ``node``) to ONNX nodes built with ``g``."""
@@ -85,7 +98,7 @@ def onnx_typify(data, dtype=None, **kwargs):
 def onnx_dtype(var: Variable) -> str:
     """The NumPy dtype name of a tensor or scalar variable, checked for ONNX."""
     if isinstance(var.type, RandomType):
-        return "uint64"  # an RNG is its state [seed, counter] (dispatch/random.py)
+        return "uint64"  # an RNG is its state [seed, counter] (dispatch/random/state.py)
     dtype = getattr(var.type, "dtype", None)
     if dtype is None:
         raise NotImplementedError(f"Variable {var} of type {var.type} has no tensor dtype; ONNX cannot carry it")

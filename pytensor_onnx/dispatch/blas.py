@@ -18,6 +18,7 @@ from pytensor.tensor.math import Dot
 from pytensor_onnx.compat import Ger
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable
+from pytensor_onnx.dispatch.utils import output_dtype
 
 # Dot's rule (math.py) emits MatMul, which broadcasts leading batch dims as
 # Blockwise(Dot) (pt.matmul on stacks) needs.
@@ -80,5 +81,5 @@ if Ger is not None:
 
 @onnx_funcify.register(BatchedDot)
 def _batched_dot(op, node, g, x, y):
-    dtype = node.outputs[0].type.dtype
+    dtype = output_dtype(node)
     return g.op("MatMul", g.cast(x, dtype), g.cast(y, dtype))

@@ -19,6 +19,7 @@ from pytensor.tensor.subtensor import AdvancedSubtensor
 
 from pytensor_onnx.compat import AdvancedSubtensor1, subtensor_indices
 from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.utils import int64_const
 
 #: Core Op classes whose rules accept leading batch dims.
 _BATCH_CAPABLE: set[type] = set()
@@ -77,12 +78,8 @@ def _blockwise(op, node, g, *inputs):
     return onnx_funcify(core, node, g, *inputs)
 
 
-def _int64(g, values):
-    return g.const(np.asarray(values, dtype=np.int64))
-
-
 def _batch_shape(g, x, batch_rank):
-    return g.op("Slice", g.op("Shape", x), _int64(g, [0]), _int64(g, [batch_rank]), _int64(g, [0]))
+    return g.op("Slice", g.op("Shape", x), int64_const(g, [0]), int64_const(g, [batch_rank]), int64_const(g, [0]))
 
 
 @batched_rule(AdvancedSubtensor, AdvancedSubtensor1)
@@ -102,14 +99,14 @@ def _batched_vector_index(op, node, g, x, *index_values):
     zero = g.const(np.zeros((), dtype=np.int32))
     batch = g.op("Shape", g.op("Add", g.op("Expand", zero, _batch_shape(g, x, batch_rank)),
                                 g.op("Expand", zero, _batch_shape(g, index, batch_rank))))
-    x_rest = g.op("Slice", g.op("Shape", x), _int64(g, [batch_rank]), _int64(g, [x.rank]), _int64(g, [0]))
+    x_rest = g.op("Slice", g.op("Shape", x), int64_const(g, [batch_rank]), int64_const(g, [x.rank]), int64_const(g, [0]))
     x = g.op("Expand", x, g.op("Concat", batch, x_rest, axis=0))
     index = g.cast(index, "int64")
-    length = g.op("Slice", g.op("Shape", index), _int64(g, [index.rank - 1]), _int64(g, [index.rank]), _int64(g, [0]))
+    length = g.op("Slice", g.op("Shape", index), int64_const(g, [index.rank - 1]), int64_const(g, [index.rank]), int64_const(g, [0]))
     index = g.op("Expand", index, g.op("Concat", batch, length, axis=0))
     if x_core > 1:
         index = g.op("Unsqueeze", index, axes=list(range(batch_rank + 1, batch_rank + x_core)))
-        rest = g.op("Slice", x_rest, _int64(g, [1]), _int64(g, [x_core]), _int64(g, [0]))
+        rest = g.op("Slice", x_rest, int64_const(g, [1]), int64_const(g, [x_core]), int64_const(g, [0]))
         index = g.op("Expand", index, g.op("Concat", batch, length, rest, axis=0))
     return g.op("GatherElements", x, index, axis=batch_rank)
 

@@ -35,7 +35,7 @@ from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from pytensor_onnx import _core
 from pytensor_onnx.compat import IfElse
 from pytensor_onnx.dispatch.raise_op import check_node_name
-from pytensor_onnx.dispatch.shape import int64_const
+from pytensor_onnx.dispatch.utils import int64_const
 
 #: Off only to measure what the checks cost (bench/broadcast_checks.py).
 ENABLED = True

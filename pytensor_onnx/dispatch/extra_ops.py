@@ -29,7 +29,7 @@ from pytensor.tensor.extra_ops import (
 )
 
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
-from pytensor_onnx.dispatch.shape import dim_size, guarded, int64_const
+from pytensor_onnx.dispatch.utils import check, dim_size, int64_const
 
 
 def _arange(g, size):
@@ -99,7 +99,7 @@ def _repeat(op, node, g, x, repeats):
     else:
         length_vector = g.op("Unsqueeze", length, axes=[0])
     counts = g.op("Expand", g.cast(repeats, "int64"), length_vector)
-    counts = guarded(g, g.op("GreaterOrEqual", counts, int64_const(g, 0)), counts)
+    counts = check(g, g.op("GreaterOrEqual", counts, int64_const(g, 0)), counts)
     ends = g.op("CumSum", counts, int64_const(g, 0))
     total = g.op("ReduceSum", counts, axes=[0], keepdims=0)
     # Output position p copies the element whose run [end - count, end) holds p.
@@ -130,7 +130,7 @@ def _fill_diagonal(op, node, g, a, val):
         # np.fill_diagonal needs every dim equal beyond 2-D.
         shape = g.op("Shape", a)
         same = g.op("Equal", shape, g.op("Gather", shape, int64_const(g, 0), axis=0))
-        a = guarded(g, same, a)
+        a = check(g, same, a)
     return g.op("Where", on_diagonal, val, a)
 
 
@@ -186,7 +186,7 @@ def _ravel_multi_index(op, node, g, *inputs):
         else:
             # NumPy: "invalid entry in coordinates array"
             inside = g.op("And", g.op("GreaterOrEqual", index, zero), g.op("Less", index, size))
-            index = guarded(g, inside, index)
+            index = check(g, inside, index)
         fixed.append(index)
     order = range(len(fixed)) if op.order == "C" else reversed(range(len(fixed)))
     flat = None
@@ -205,7 +205,7 @@ def _unravel_index(op, node, g, indices, dims):
         total = g.op("Mul", total, size)
     # NumPy: "index ... is out of bounds for array with size ..."
     inside = g.op("And", g.op("GreaterOrEqual", flat, int64_const(g, 0)), g.op("Less", flat, total))
-    flat = guarded(g, inside, flat)
+    flat = check(g, inside, flat)
     coords = [None] * count
     order = reversed(range(count)) if op.order == "C" else range(count)
     for k in order:

@@ -15,8 +15,9 @@ import numpy as np
 from pytensor_onnx.compat import linalg_op_class
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable, batched_rule
-from pytensor_onnx.dispatch.shape import int64_const
-from pytensor_onnx.dispatch.slinalg import _block_diagonal, _dim, output_dtype, same_sizes, square
+from pytensor_onnx.dispatch.linalg.constructors import _block_diagonal
+from pytensor_onnx.dispatch.linalg.utils import same_sizes, square
+from pytensor_onnx.dispatch.utils import dim_size, int64_const, int64_vector, output_dtype
 
 BlockDiagonal = linalg_op_class("BlockDiagonal")
 KroneckerProduct = linalg_op_class("KroneckerProduct")
@@ -27,8 +28,7 @@ Schur = linalg_op_class("Schur")
 
 def _size_1d(g, x, axis: int):
     """Size of ``axis`` of ``x`` as a 1-D int64 Value."""
-    size = _dim(g, x, axis)
-    return int64_const(g, [size]) if isinstance(size, int) else size
+    return int64_vector(g, [dim_size(g, x, axis)])
 
 
 def _batch_shape(g, x, core_rank: int):

@@ -25,8 +25,8 @@ from pytensor.tensor.math import Argmax, Dot, MulWithoutZeros
 
 from pytensor_onnx.compat import reduction_initial_value
 from pytensor_onnx.dispatch.basic import const, onnx_funcify
+from pytensor_onnx.dispatch.utils import INT64_MAX, check, output_dtype
 
-INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def _is_integer(dtype):
@@ -45,19 +45,6 @@ def reduction_axes(op, ndim):
     return sorted(a % ndim if ndim else a for a in op.axis)
 
 
-def check_at_run_time(g, ok, value):
-    """``value``, but running the model fails when the bool scalar ``ok`` is false.
-
-    ONNX has no assertion op: ``value`` gets a leading axis of length 1 and
-    is read back at index ``not ok``, which is out of range (Gather fails)
-    when ``ok`` is false. The index is data, so no graph optimisation can drop
-    the check. It copies ``value``: apply it to small values (sizes, shapes,
-    reduction results).
-    """
-    index = g.cast(g.op("Not", ok), "int64")
-    return g.op("Gather", g.op("Unsqueeze", value, axes=[0]), index, axis=0)
-
-
 def may_be_empty(static_shape, axes):
     """Whether one of ``axes`` may have length 0 at run time."""
     return any(static_shape[a] is None or static_shape[a] == 0 for a in axes)
@@ -68,7 +55,7 @@ def check_nonempty_reduction(g, x, axes, result):
     as NumPy's max/min/argmax raise ("zero-size array to reduction operation")."""
     reduced_dims = g.op("Gather", g.op("Shape", x), const(g, axes, "int64"), axis=0)
     smallest = g.op("ReduceMin", reduced_dims, axes=[0], keepdims=0)
-    return check_at_run_time(g, g.op("Greater", smallest, const(g, 0, "int64")), result)
+    return check(g, g.op("Greater", smallest, const(g, 0, "int64")), result)
 
 
 def reduce(g, onnx_op, x, axes, keepdims=False):
@@ -240,7 +227,7 @@ def reduce_with_scalar_op(op, node, g, x):
     onnx_op = next((name for cls, name in _REDUCTIONS if issubclass(scalar_type, cls)), None)
     if onnx_op is None:
         raise NotImplementedError(f"No ONNX conversion for CAReduce with scalar op {op.scalar_op} (node: {node})")
-    dtype = node.outputs[0].type.dtype
+    dtype = output_dtype(node)
     acc_dtype = getattr(op, "acc_dtype", None) or dtype
     if isinstance(op.scalar_op, ps.AND | ps.OR | ps.XOR) and acc_dtype != "bool":
         raise NotImplementedError(
@@ -329,6 +316,6 @@ def _dot(op, node, g, x, y):
     # type of the same width; the builder computes narrow integer and bool
     # products in int32 and casts back, which keeps the low bits (and the
     # truth value for bool).
-    dtype = node.outputs[0].type.dtype
+    dtype = output_dtype(node)
     compute = _signed_twin(dtype)
     return g.cast(g.op("MatMul", g.cast(x, compute), g.cast(y, compute)), dtype)

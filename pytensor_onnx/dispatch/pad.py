@@ -15,7 +15,7 @@ Negative widths make NumPy raise; the model fails at run time then.
 from pytensor.tensor.pad import Pad
 
 from pytensor_onnx.dispatch.basic import _op_from_graph, onnx_funcify
-from pytensor_onnx.dispatch.shape import dim_size, guarded, int64_const
+from pytensor_onnx.dispatch.utils import check, dim_size, int64_const, output_dtype
 
 
 def _widths(g, pad_width, rank):
@@ -24,7 +24,7 @@ def _widths(g, pad_width, rank):
     constant = widths.constant_value
     if constant is not None and (constant >= 0).all():
         return widths
-    return guarded(g, g.op("GreaterOrEqual", widths, int64_const(g, 0)), widths)
+    return check(g, g.op("GreaterOrEqual", widths, int64_const(g, 0)), widths)
 
 
 def _onnx_pads(g, widths, rank):
@@ -73,7 +73,7 @@ def _pad(op, node, g, x, pad_width, *extra):
     if mode == "edge" or (mode == "constant" and extra[0].rank == 0):
         # PyTensor's graphs for these modes upcast (an int8 input pads to
         # float64): pad in the output's dtype.
-        x = g.cast(x, node.outputs[0].type.dtype)
+        x = g.cast(x, output_dtype(node))
         pads = _onnx_pads(g, _widths(g, pad_width, rank), rank)
         if mode == "edge":
             return g.op("Pad", x, pads, mode="edge")

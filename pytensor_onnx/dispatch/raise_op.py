@@ -1,11 +1,10 @@
 """CheckAndRaise and Assert (``pytensor.raise_op``): run-time checks.
 
-ONNX has no assertion op. The rule reads the checked value back through a
-Gather whose index is ``not ok``: index 1 of a one-element axis is out of
-range, so ONNX Runtime stops the run with an index error when a condition is
-false (inside If branches and Loop bodies too). The index is data, so no
-graph optimisation can drop the check. The Gather node is named after the
-check -- ``pytensor_check:<id> <ExceptionType>: <message>`` -- and ONNX
+ONNX has no assertion op. The rule is the rules' one run-time check
+(``utils.check``): the checked value read back through a Gather whose index
+is ``not ok``, out of range when a condition is false, so ONNX Runtime stops
+the run (inside If branches and Loop bodies too). The Gather node is named
+after the check -- ``pytensor_check:<id> <ExceptionType>: <message>`` -- and ONNX
 Runtime quotes the failing node's name in its error, so the message shows up
 in the error of any runtime that runs the exported model. In mode ONNX,
 ``raised_check_error`` turns such a failure back into the Op's exception type
@@ -25,6 +24,7 @@ from pytensor.tensor.basic import get_underlying_scalar_constant_value
 from pytensor.tensor.exceptions import NotScalarConstantError
 
 from pytensor_onnx.dispatch.basic import onnx_funcify
+from pytensor_onnx.dispatch.utils import check
 
 #: The checks converted in this process, by the id their node names carry.
 _CHECKS: dict[str, CheckAndRaise] = {}
@@ -42,12 +42,6 @@ def check_node_name(op: CheckAndRaise) -> str:
     if len(message) > _MAX_MESSAGE:
         message = message[: _MAX_MESSAGE - 3] + "..."
     return f"pytensor_check:{key} {exc_name}: {message}"
-
-
-def check(g, ok, value, node_name: str):
-    """``value``, but running the model fails when the bool scalar ``ok`` is false."""
-    index = g.cast(g.op("Not", ok), "int64")
-    return g.op("Gather", g.op("Unsqueeze", value, axes=[0]), index, axis=0, node_name=node_name)
 
 
 @onnx_funcify.register(CheckAndRaise)

@@ -20,10 +20,7 @@ import pytensor.scalar.math as psm
 
 from pytensor_onnx import compat
 from pytensor_onnx.dispatch.basic import const, onnx_dtype, onnx_funcify
-
-
-def out_dtype(node, i=0):
-    return node.outputs[i].type.dtype
+from pytensor_onnx.dispatch.utils import output_dtype
 
 
 def cast_all(g, inputs, dtype):
@@ -32,7 +29,7 @@ def cast_all(g, inputs, dtype):
 
 def _cast_input(g, value, dtype):
     # A constant is cast here, as PyTensor's local_upcast_elemwise_constant_inputs
-    # (left out of the ONNX rewrites, mode.py) would have: no Cast node for
+    # (left out of the ONNX rewrites, rewriting.py) would have: no Cast node for
     # ONNX Runtime to run on every call of a model it did not fold.
     if value.dtype != dtype:
         data = value.constant_value
@@ -62,14 +59,14 @@ def _fold(g, onnx_op, values):
 
 def _binary(onnx_op):
     def rule(op, node, g, *inputs):
-        return _fold(g, onnx_op, cast_all(g, inputs, out_dtype(node)))
+        return _fold(g, onnx_op, cast_all(g, inputs, output_dtype(node)))
 
     return rule
 
 
 def _unary(onnx_op):
     def rule(op, node, g, x):
-        return g.op(onnx_op, g.cast(x, out_dtype(node)))
+        return g.op(onnx_op, g.cast(x, output_dtype(node)))
 
     return rule
 
@@ -114,7 +111,7 @@ def float_recipe(name):
     """A rule computing the C++ recipe ``name`` on the inputs cast to the output dtype."""
 
     def rule(op, node, g, *inputs):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         require_float(op, node, dtype)
         return g.recipe(name, *cast_all(g, inputs, dtype))
 
@@ -141,7 +138,7 @@ for _scalar_op, _recipe in [
 def _scaled(factor):
     # NumPy's deg2rad/rad2deg multiply by the rounded constant.
     def rule(op, node, g, x):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         return g.op("Mul", g.cast(x, dtype), const(g, factor, dtype))
 
     return rule
@@ -166,20 +163,20 @@ def _no_complex(op, node):
 @onnx_funcify.register(ps.Conj)
 def _real(op, node, g, x):
     _no_complex(op, node)
-    return g.cast(x, out_dtype(node))
+    return g.cast(x, output_dtype(node))
 
 
 @onnx_funcify.register(ps.Imag)
 def _imag(op, node, g, x):
     _no_complex(op, node)
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     return g.op("Expand", const(g, 0, dtype), g.op("Shape", x))
 
 
 def _angle(op, node, g, x):
     # np.angle of a real x: arctan2(0, x), pi for negative x and -0.0.
     _no_complex(op, node)
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     return g.recipe("atan2", const(g, 0, dtype), x)
 
@@ -200,7 +197,7 @@ if compat.ComplexFromPolar is not None:
 
 @onnx_funcify.register(ps.Abs)
 def _abs(op, node, g, x):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     if dtype == "bool":
         return x  # ONNX Abs has no bool; |x| is x
@@ -209,12 +206,12 @@ def _abs(op, node, g, x):
 
 @onnx_funcify.register(ps.Sign)
 def _sign(op, node, g, x):
-    return g.op("Sign", g.cast(x, out_dtype(node)))  # Sign(NaN) is NaN, as np.sign
+    return g.op("Sign", g.cast(x, output_dtype(node)))  # Sign(NaN) is NaN, as np.sign
 
 
 @onnx_funcify.register(ps.Neg)
 def _neg(op, node, g, x):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     if _is_unsigned(dtype):
         # ONNX Neg is signed-only; NumPy wraps: -x == 0 - x (mod 2^bits).
@@ -224,19 +221,19 @@ def _neg(op, node, g, x):
 
 @onnx_funcify.register(ps.Sqr)
 def _sqr(op, node, g, x):
-    x = g.cast(x, out_dtype(node))
+    x = g.cast(x, output_dtype(node))
     return g.op("Mul", x, x)
 
 
 @onnx_funcify.register(ps.Log2)
 def _log2(op, node, g, x):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     return g.op("Div", g.op("Log", g.cast(x, dtype)), const(g, np.log(2.0), dtype))
 
 
 @onnx_funcify.register(ps.Log10)
 def _log10(op, node, g, x):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     return g.op("Div", g.op("Log", g.cast(x, dtype)), const(g, np.log(10.0), dtype))
 
 
@@ -244,7 +241,7 @@ def _log10(op, node, g, x):
 def _exp2(op, node, g, x):
     # pow(2, x) is correctly rounded where exp(x * ln 2) would amplify the
     # rounding error of x * ln 2 by |x|.
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     return g.op("Pow", const(g, 2.0, dtype), g.cast(x, dtype))
 
 
@@ -253,7 +250,7 @@ def _sigmoid(op, node, g, x):
     # scipy.special.expit is 1 / (1 + exp(-x)). ONNX Runtime's Sigmoid kernel
     # loses all relative precision for x < -20 (it returns 0 where expit is
     # 2e-9), so build the formula; exp(-x) = inf gives the exact limit 0.
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     one = const(g, 1, dtype)
     return g.op("Div", one, g.op("Add", one, g.op("Exp", g.op("Neg", x))))
@@ -261,7 +258,7 @@ def _sigmoid(op, node, g, x):
 
 def _floor_if_float(op_name):
     def rule(op, node, g, x):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         x = g.cast(x, dtype)
         if not _is_float(dtype):
             return x  # integers are already whole
@@ -290,7 +287,7 @@ def trunc(g, x):
 
 @onnx_funcify.register(ps.Trunc)
 def _trunc(op, node, g, x):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     return trunc(g, x) if _is_float(dtype) else x
 
@@ -300,7 +297,7 @@ def _round_half_away(op, node, g, x):
     # C's round(), as PyTensor's C backend computes it. (Its Python
     # implementation, floor(x + 0.5), is off by one where x + 0.5 rounds: at
     # 0.49999999999999994 and at odd integers above 2**52; this is exact.)
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     if not _is_float(dtype):
         return x
@@ -398,7 +395,7 @@ def _float_mod(g, a, b):
 
 def _divmod_rule(float_rule, int_rule):
     def rule(op, node, g, a, b):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         if dtype == "bool":
             # NumPy has no bool loop for these: it computes in int8.
             a, b = cast_all(g, [a, b], "int8")
@@ -441,7 +438,7 @@ def _int_pow(g, base, exponent):
 
 @onnx_funcify.register(ps.Pow)
 def _pow(op, node, g, base, exponent):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     base, exponent = cast_all(g, [base, exponent], dtype)
     if _is_float(dtype):
         return g.op("Pow", base, exponent)
@@ -452,7 +449,7 @@ def _pow(op, node, g, base, exponent):
 def _clip(op, node, g, x, low, high):
     # PyTensor's Clip: x < low -> low, else x > high -> high, else x. Unlike
     # ONNX Clip, low > high gives low below low, and a NaN bound never applies.
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x, low, high = cast_all(g, [x, low, high], dtype)
     below = _ordered(g, "Less", x, low)
     above = _ordered(g, "Greater", x, high)
@@ -462,19 +459,19 @@ def _clip(op, node, g, x, low, high):
 @onnx_funcify.register(ps.Cast)
 def _cast(op, node, g, x):
     _no_complex(op, node)  # pt.cast(x, "complex128"): the error of a complex input
-    return g.cast(x, out_dtype(node))
+    return g.cast(x, output_dtype(node))
 
 
 @onnx_funcify.register(ps.Identity)
 def _identity(op, node, g, x):
-    return g.cast(x, out_dtype(node))
+    return g.cast(x, output_dtype(node))
 
 
 @onnx_funcify.register(ps.Second)
 def _second(op, node, g, x, y):
     # fill(x, y): y broadcast to the broadcast shape of x and y (Expand
     # broadcasts y's shape with x's).
-    y = g.cast(y, out_dtype(node))
+    y = g.cast(y, output_dtype(node))
     return g.op("Expand", y, g.op("Shape", x))
 
 
@@ -536,14 +533,14 @@ onnx_funcify.register(ps.NEQ)(_compare("Equal", negate=True))
 
 @onnx_funcify.register(ps.Switch)
 def _switch(op, node, g, cond, a, b):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     cond = g.cast(cond, "bool")  # non-zero (and NaN) is true, as in np.where
     return g.op("Where", cond, g.cast(a, dtype), g.cast(b, dtype))
 
 
 def _bitwise(bool_op, int_op):
     def rule(op, node, g, *inputs):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         if _is_float(dtype):
             # e.g. int8 & uint64: PyTensor's upcast is float64, where NumPy
             # (and so PyTensor's own backends) have no bitwise loop either.
@@ -563,7 +560,7 @@ onnx_funcify.register(ps.XOR)(_bitwise("Xor", "BitwiseXor"))
 
 @onnx_funcify.register(ps.Invert)
 def _invert(op, node, g, x):
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     x = g.cast(x, dtype)
     return g.op("Not", x) if dtype == "bool" else g.op("BitwiseNot", x)
 

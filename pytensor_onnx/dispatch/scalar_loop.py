@@ -26,8 +26,8 @@ from pytensor.tensor.exceptions import NotScalarConstantError
 from pytensor_onnx import kernels
 from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
 from pytensor_onnx.dispatch.kernel import ScalarProgram, Unsupported, inline_scalar_graph
-from pytensor_onnx.dispatch.raise_op import check, check_node_name
-from pytensor_onnx.dispatch.shape import int64_const
+from pytensor_onnx.dispatch.raise_op import check_node_name
+from pytensor_onnx.dispatch.utils import check, int64_const
 
 _NEGATIVE_STEPS = check_node_name(CheckAndRaise(ValueError, "ScalarLoop does not have a termination condition."))
 

@@ -13,7 +13,8 @@ import pytensor.scalar.math as psm
 
 from pytensor_onnx import compat
 from pytensor_onnx.dispatch.basic import onnx_funcify
-from pytensor_onnx.dispatch.scalar import cast_all, float_recipe, out_dtype, require_float
+from pytensor_onnx.dispatch.scalar import cast_all, float_recipe, require_float
+from pytensor_onnx.dispatch.utils import output_dtype
 
 for _scalar_op, _recipe in [
     (psm.Erf, "erf"),
@@ -38,7 +39,7 @@ if compat.NdtriExp is not None:
 def _polygamma(op, node, g, n, x):
     # n is an integer tensor; the recipe takes it as a float of x's dtype
     # (exact: |n| < 2^24 is the only range where polygamma is finite anyway).
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     require_float(op, node, dtype)
     return g.recipe("polygamma", *cast_all(g, [n, x], dtype))
 
@@ -46,7 +47,7 @@ def _polygamma(op, node, g, n, x):
 def _x_times_log_zero_at_zero(op, node, g, x, y):
     # PyTensor's XlogX/XlogY0: 0 where x == 0 (whatever y is, NaN too),
     # x * log(y) elsewhere.
-    dtype = out_dtype(node)
+    dtype = output_dtype(node)
     require_float(op, node, dtype)
     x, y = cast_all(g, [x, y], dtype)
     zero = g.const(np.zeros((), dtype=dtype))
@@ -83,7 +84,7 @@ def _bessel_rule(scaled):
     # other order, constant or not, the real-order recipe
     # (src/core/recipes/bessel_ik.cc).
     def rule(op, node, g, v, x):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         require_float(op, node, dtype)
         order = _constant_order(v)
         if order is None:
@@ -137,7 +138,7 @@ def _unregularized(recipe):
     # rounded once: PyTensor's Elemwise evaluates the impl on Python floats
     # for float32 too (a float32 Q underflowing to 0 would turn inf * Q into NaN).
     def rule(op, node, g, k, x):
-        dtype = out_dtype(node)
+        dtype = output_dtype(node)
         require_float(op, node, dtype)
         k, x = cast_all(g, [k, x], "float64")
         return g.cast(g.op("Mul", g.recipe(recipe, k, x), g.recipe("gamma", k)), dtype)

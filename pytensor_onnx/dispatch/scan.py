@@ -34,6 +34,8 @@ With ``n_steps == 0`` the buffers are returned as given.
 
 from __future__ import annotations
 
+from itertools import islice
+
 import numpy as np
 from pytensor.raise_op import CheckAndRaise
 from pytensor.scalar.basic import ScalarType
@@ -46,10 +48,8 @@ from pytensor.tensor.type import TensorType
 from pytensor_onnx.compat import SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE
 from pytensor_onnx.dispatch.basic import convert_nodes, lookup, onnx_funcify
 from pytensor_onnx.dispatch.ifelse import truth
-from pytensor_onnx.dispatch.raise_op import check, check_node_name
-from pytensor_onnx.dispatch.shape import int64_const
-
-INT64_MAX = int(np.iinfo(np.int64).max)
+from pytensor_onnx.dispatch.raise_op import check_node_name
+from pytensor_onnx.dispatch.utils import INT64_MAX, as_int64_value, check, dim_size, int64_const
 
 # The run-time checks Scan.perform makes before it loops (same exception types).
 _NEGATIVE_STEPS = check_node_name(CheckAndRaise(IndexError, "Scan was asked to run for a negative number of steps"))
@@ -62,9 +62,7 @@ def _unsupported(node, why: str):
 
 def _rows(g, x):
     """Length of the leading axis of ``x`` (int64 scalar Value)."""
-    if x.shape is not None and isinstance(x.shape[0], int):
-        return int64_const(g, x.shape[0])
-    return g.op("Gather", g.op("Shape", x), int64_const(g, 0), axis=0)
+    return as_int64_value(g, dim_size(g, x, 0))
 
 
 def _row(g, x, index):
@@ -100,23 +98,6 @@ def _zero_rows(g, count, like):
     shape = g.op("Concat", g.op("Unsqueeze", count, axes=[0]),
                  g.op("Slice", g.op("Shape", like), int64_const(g, [1]), int64_const(g, [INT64_MAX])), axis=0)
     return g.op("Expand", g.const(np.zeros((), dtype=like.dtype)), shape)
-
-
-class _Reader:
-    """Consecutive groups of a list (Scan packs inputs and outputs by kind)."""
-
-    def __init__(self, items):
-        self.items = list(items)
-        self.position = 0
-
-    def take(self, count: int) -> list:
-        values = self.items[self.position : self.position + count]
-        self.position += count
-        return values
-
-    @property
-    def exhausted(self) -> bool:
-        return self.position == len(self.items)
 
 
 class _Steps:
@@ -182,10 +163,10 @@ def inner_graph(op):
     if SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE:
         return op.fgraph
     from pytensor_onnx.dispatch.basic import kernels_enabled
-    from pytensor_onnx.mode import ONNX, PORTABLE_ONNX
+    from pytensor_onnx.rewriting import onnx_rewriter
 
     fgraph = op.fgraph.clone()
-    (ONNX if kernels_enabled() else PORTABLE_ONNX).optimizer.rewrite(fgraph)
+    onnx_rewriter(kernels_enabled()).rewrite(fgraph)
     return fgraph
 
 
@@ -201,23 +182,22 @@ def _scan(op, node, g, n_steps, *outer):
         if not isinstance(var.type, TensorType | ScalarType):
             raise _unsupported(node, f"it carries {var} of type {var.type}; ONNX Loops carry tensors only")
 
-    n_mit_mot, n_mit_sot, n_sit_sot = len(info.mit_mot_in_slices), len(info.mit_sot_in_slices), len(info.sit_sot_in_slices)
-    n_untraced = info.n_untraced_sit_sot
-    # Outer inputs (after n_steps).
-    take = _Reader(outer).take
-    seqs = take(info.n_seqs)
-    mit_mot_buffers = take(n_mit_mot)
-    traced_buffers = take(n_mit_sot + n_sit_sot)
-    untraced_init = take(n_untraced)
-    nit_sot_sizes = take(info.n_nit_sot)
-    non_seqs = take(info.n_non_seqs)
+    # Outer inputs, grouped by kind with Scan's own accessors (they slice any
+    # list laid out as the node's inputs: here the converted Values).
+    outer = [n_steps, *outer]
+    seqs = op.outer_seqs(outer)
+    mit_mot_buffers = op.outer_mitmot(outer)
+    traced_buffers = op.outer_mitsot(outer) + op.outer_sitsot(outer)
+    untraced_init = op.outer_untraced_sit_sot(outer)
+    nit_sot_sizes = op.outer_nitsot(outer)
+    non_seqs = op.outer_non_seqs(outer)
     traced_taps = list(info.mit_sot_in_slices) + list(info.sit_sot_in_slices)
 
     requested = g.cast(n_steps, "int64")
     n_steps_var = node.inputs[0]
     if not _never_negative(n_steps_var):
         requested = check(g, g.op("GreaterOrEqual", requested, int64_const(g, 0)), requested, _NEGATIVE_STEPS)
-    for seq, seq_var in zip(seqs, node.inputs[1 : 1 + info.n_seqs]):
+    for seq, seq_var in zip(seqs, op.outer_seqs(node.inputs)):
         if not _is_length_of(n_steps_var, seq_var):
             requested = check(g, g.op("GreaterOrEqual", _rows(g, seq), requested), requested, _SHORT_SEQUENCE)
 
@@ -232,15 +212,13 @@ def _scan(op, node, g, n_steps, *outer):
         carried_init.append(init)
         return body.input(name, dtype, [None] * rank)
 
-    inner_reader = _Reader(inner_inputs)
-    inner = inner_reader.take
-
     # Sequences.
-    for var, seq in zip(inner(info.n_seqs), seqs):
+    for var, seq in zip(op.inner_seqs(inner_inputs), seqs):
         env[var] = _row(body, seq, iteration)
 
     # Mit-mot: a window of rows lo..hi around the current position.
     mit_mot_windows = []
+    mit_mot_taps = iter(op.inner_mitmot(inner_inputs))  # every state's taps, one after the other
     for k, (in_taps, out_taps) in enumerate(zip(info.mit_mot_in_slices, info.mit_mot_out_slices)):
         buffer = mit_mot_buffers[k]
         lowest = min(in_taps)
@@ -256,12 +234,13 @@ def _scan(op, node, g, n_steps, *outer):
             carry(_row(g, padded, int64_const(g, j)), f"mitmot{k}_row{j}", buffer.dtype, buffer.rank - 1)
             for j in range(width)
         ]
-        for var, tap in zip(inner(len(in_taps)), in_taps):
+        for tap, var in zip(in_taps, mit_mot_taps):
             env[var] = window[tap - lowest]
         mit_mot_windows.append((buffer, length, lowest, width, window, entering))
 
     # Mit-sot / sit-sot: the last m values.
     traced_windows = []
+    traced_tap_vars = iter(op.inner_mitsot(inner_inputs) + op.inner_sitsot(inner_inputs))
     for k, (buffer, taps) in enumerate(zip(traced_buffers, traced_taps)):
         if max(taps) >= 0:
             raise _unsupported(node, f"recurrent output {k} reads taps {taps}; taps must be negative")
@@ -271,40 +250,40 @@ def _scan(op, node, g, n_steps, *outer):
             carry(_row(g, buffer, int64_const(g, j)), f"trace{k}_row{j}", buffer.dtype, buffer.rank - 1)
             for j in range(depth)
         ]
-        for var, tap in zip(inner(len(taps)), taps):
+        for tap, var in zip(taps, traced_tap_vars):
             env[var] = window[depth + tap]
         traced_windows.append((buffer, length, depth, window))
 
     # Untraced sit-sot.
     untraced_state = []
-    for k, (var, init) in enumerate(zip(inner(n_untraced), untraced_init)):
+    for k, (var, init) in enumerate(zip(op.inner_untraced_sit_sot(inner_inputs), untraced_init)):
         env[var] = carry(init, f"untraced{k}", init.dtype, init.rank)
         untraced_state.append(env[var])
 
     # Non-sequences: read from the enclosing graph.
-    for var, value in zip(inner(info.n_non_seqs), non_seqs):
+    for var, value in zip(op.inner_non_seqs(inner_inputs), non_seqs):
         env[var] = value
-    if not inner_reader.exhausted:
+    if len(env) != len(inner_inputs):
         raise _unsupported(node, "its inner inputs do not match its ScanInfo")
 
     counter = carry(int64_const(g, 0), "steps_done", "int64", 0) if info.as_while else None
 
     convert_nodes(fgraph.toposort(), body, env, outputs=inner_outputs)
     results = [lookup(body, env, var) for var in inner_outputs]
-    results_of = _Reader(results).take
 
     # Mit-mot: write the out taps into the window, emit its first row, shift.
+    mit_mot_results = iter(op.inner_mitmot_outs(results))  # every state's out taps, one after the other
     for (buffer, length, lowest, width, window, entering), out_taps in zip(mit_mot_windows, info.mit_mot_out_slices):
         updated = list(window)
-        for tap, value in zip(out_taps, results_of(len(out_taps))):
+        for tap, value in zip(out_taps, mit_mot_results):
             updated[tap - lowest] = body.cast(value, buffer.dtype)
         scan_outs.append(updated[0])
         carried_out.extend([*updated[1:], _row(body, entering, iteration)])
 
     # Mit-sot / sit-sot: shift the new value in; keep the history if needed.
     traced_keep_history = []
-    for buffer, length, depth, window in traced_windows:
-        (value,) = results_of(1)
+    traced_results = op.inner_mitsot_outs(results) + op.inner_sitsot_outs(results)
+    for (buffer, length, depth, window), value in zip(traced_windows, traced_results, strict=True):
         value = body.cast(value, buffer.dtype)
         carried_out.extend([*window[1:], value])
         static_length = buffer.shape[0] if buffer.shape is not None else None
@@ -313,13 +292,16 @@ def _scan(op, node, g, n_steps, *outer):
         if keep:
             scan_outs.append(value)
 
-    nit_sot_values = [body.cast(v, var.type.dtype) for v, var in zip(results_of(info.n_nit_sot), node.outputs[
-        n_mit_mot + n_mit_sot + n_sit_sot : n_mit_mot + n_mit_sot + n_sit_sot + info.n_nit_sot])]
+    nit_sot_values = [
+        body.cast(value, var.type.dtype)
+        for value, var in zip(op.inner_nitsot_outs(results), op.outer_nitsot_outs(node.outputs), strict=True)
+    ]
     scan_outs.extend(nit_sot_values)
-    for var_out, value in zip(node.outputs[-n_untraced:] if n_untraced else [], results_of(n_untraced)):
+    untraced_results = op.inner_untraced_sit_sot_outs(results)
+    for var_out, value in zip(op.outer_untraced_sit_sot_outs(node.outputs), untraced_results, strict=True):
         carried_out.append(body.cast(value, var_out.type.dtype))
     if info.as_while:
-        (until,) = results_of(1)
+        until = results[-1]  # a while Scan's last inner output is its condition
         body.output(body.op("Not", truth(body, until)), "continue")
         carried_out.append(body.op("Add", counter, int64_const(body, 1)))
     else:
@@ -339,16 +321,16 @@ def _scan(op, node, g, n_steps, *outer):
     steps = _Steps(g, requested, done, may_stop_early=info.as_while)
 
     outputs = []
-    final_values = _Reader(finals)
+    final_values = iter(finals)  # the carried values in the order carry() made them
     for buffer, length, lowest, width, *_ in mit_mot_windows:
-        final_window = final_values.take(width)
+        final_window = list(islice(final_values, width))
         finished = stacked.pop(0)
         rest = _rows_between(g, buffer, g.op("Add", done, int64_const(g, width)), int64_const(g, INT64_MAX))
         whole = _after_steps(g, steps, finished, [_stack(g, final_window), rest])
         outputs.append(_rows_between(g, whole, int64_const(g, 0), length))
 
     for (buffer, length, depth, _), keep in zip(traced_windows, traced_keep_history):
-        final_window = final_values.take(depth)
+        final_window = list(islice(final_values, depth))
         history_length = g.op("Add", done, int64_const(g, depth))
         if keep:
             initial = _rows_between(g, buffer, int64_const(g, 0), int64_const(g, depth))
@@ -363,11 +345,11 @@ def _scan(op, node, g, n_steps, *outer):
 
         outputs.append(_lay_out(g, steps, known, offset, history_length, length, given_rows))
 
-    for size, var in zip(nit_sot_sizes, node.outputs[n_mit_mot + n_mit_sot + n_sit_sot :]):
+    for size in nit_sot_sizes:
         known = stacked.pop(0)
         # A zero-step run returns no rows, whatever the buffer size (Scan.perform).
         size = g.op("Where", steps.none_requested, int64_const(g, 0), g.cast(size, "int64"))
         outputs.append(_lay_out(g, steps, known, None, done, size))
 
-    outputs.extend(final_values.take(n_untraced))
+    outputs.extend(islice(final_values, info.n_untraced_sit_sot))  # (a while loop's counter comes after)
     return outputs

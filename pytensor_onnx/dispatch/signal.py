@@ -34,7 +34,7 @@ from pytensor.tensor.signal.conv import Convolve1d, Convolve2d
 
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable
-from pytensor_onnx.dispatch.shape import dim_size, guarded, int64_const
+from pytensor_onnx.dispatch.utils import INT64_MIN, check, dim_size, int64_const, output_dtype
 
 
 def _compute_dtype(dtype):
@@ -71,13 +71,13 @@ def _one_mode(g, full_mode):
     zero, one = g.const(np.zeros(1, np.int32)), g.const(np.ones(1, np.int32))
     any_full = g.op("Greater", g.op("ReduceMax", g.op("Concat", zero, flat, axis=0), keepdims=0), g.const(np.int32(0)))
     any_valid = g.op("Equal", g.op("ReduceMin", g.op("Concat", one, flat, axis=0), keepdims=0), g.const(np.int32(0)))
-    return guarded(g, g.op("Not", g.op("And", any_full, any_valid)), any_full)
+    return check(g, g.op("Not", g.op("And", any_full, any_valid)), any_full)
 
 
 @batch_capable(Convolve1d)
 @onnx_funcify.register(Convolve1d)
 def _convolve1d(op, node, g, in1, in2, full_mode):
-    dtype = node.outputs[0].type.dtype
+    dtype = output_dtype(node)
     compute = _compute_dtype(dtype)
     a, v = g.cast(in1, compute), g.cast(in2, compute)
     rank = a.rank  # Blockwise gives both inputs the same number of batch dims
@@ -87,7 +87,7 @@ def _convolve1d(op, node, g, in1, in2, full_mode):
     # NumPy raises for an empty input ("v cannot be empty").
     one = int64_const(g, [1])
     nonempty = g.op("And", g.op("GreaterOrEqual", n_vec, one), g.op("GreaterOrEqual", k_vec, one))
-    k_vec = guarded(g, nonempty, k_vec)
+    k_vec = check(g, nonempty, k_vec)
 
     margin = g.op("Sub", k_vec, one)
     batch_zeros = int64_const(g, [0] * (rank - 1))
@@ -98,7 +98,7 @@ def _convolve1d(op, node, g, in1, in2, full_mode):
     offsets = g.op("Range", int64_const(g, 0), g.op("Squeeze", k_vec, axes=[0]), int64_const(g, 1))
     # windows[..., i, j] = padded[..., i + j]; times v reversed as a column.
     windows = g.op("Gather", padded, g.op("Add", g.op("Unsqueeze", starts, axes=[1]), offsets), axis=rank - 1)
-    reversed_v = g.op("Slice", v, int64_const(g, [-1]), int64_const(g, [np.iinfo(np.int64).min]),
+    reversed_v = g.op("Slice", v, int64_const(g, [-1]), int64_const(g, [INT64_MIN]),
                       int64_const(g, [-1]), int64_const(g, [-1]))
     column = g.op("Unsqueeze", reversed_v, axes=[-1])
     if rank > 1:
@@ -152,7 +152,7 @@ def _windows_along(g, x, axis, length, width):
 @batch_capable(Convolve2d)
 @onnx_funcify.register(Convolve2d)
 def _convolve2d(op, node, g, in1, in2, full_mode):
-    dtype = node.outputs[0].type.dtype
+    dtype = output_dtype(node)
     if dtype == "bool":
         raise NotImplementedError(
             f"Convolve2d of bool inputs (node: {node}) has no ONNX conversion: scipy.signal.convolve, "
@@ -167,7 +167,7 @@ def _convolve2d(op, node, g, in1, in2, full_mode):
     one = int64_const(g, [1])
     # SciPy fails on empty inputs.
     nonempty = g.op("Concat", *n, *k, axis=0)
-    k[0] = guarded(g, g.op("GreaterOrEqual", nonempty, one), k[0])
+    k[0] = check(g, g.op("GreaterOrEqual", nonempty, one), k[0])
 
     margins = [g.op("Sub", size, one) for size in k]
     batch_zeros = int64_const(g, [0] * (rank - 2))
@@ -178,7 +178,7 @@ def _convolve2d(op, node, g, in1, in2, full_mode):
     windows = _windows_along(g, padded, rows, full_lengths[0], k[0])
     windows = _windows_along(g, windows, rank, full_lengths[1], k[1])
     minus_one = int64_const(g, [-1, -1])
-    reversed_v = g.op("Slice", v, minus_one, int64_const(g, [np.iinfo(np.int64).min] * 2),
+    reversed_v = g.op("Slice", v, minus_one, int64_const(g, [INT64_MIN] * 2),
                       int64_const(g, [rows, cols]), minus_one)
     kernel = g.op("Unsqueeze", reversed_v, axes=[rows, rank])  # (..., 1, k1, 1, k2)
     full = g.op("ReduceSum", g.op("Mul", windows, kernel), int64_const(g, [rank - 1, rank + 1]), keepdims=0)
@@ -194,7 +194,7 @@ def _convolve2d(op, node, g, in1, in2, full_mode):
         dominated = g.op("Or", first_larger, second_larger)
         if mode is None:  # checked only when the run takes "valid"
             dominated = g.op("Or", dominated, g.op("Unsqueeze", g.cast(full_mode, "bool"), axes=[0]))
-        trims = guarded(g, dominated, trims)
+        trims = check(g, dominated, trims)
         ends = g.op("Sub", g.op("Concat", *full_lengths, axis=0), trims)
         valid = g.op("Slice", full, trims, ends, int64_const(g, [rows, cols]))
         if mode is None:

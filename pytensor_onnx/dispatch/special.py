@@ -15,11 +15,12 @@ from pytensor.tensor.special import LogSoftmax, Softmax
 from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, SoftmaxGrad, softmax_axes
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.math import reduce
+from pytensor_onnx.dispatch.utils import output_dtype
 
 
 def _rule(log):
     def rule(op, node, g, x):
-        dtype = node.outputs[0].type.dtype
+        dtype = output_dtype(node)
         if not dtype.startswith("float"):
             # PyTensor 2.38 types softmax of integers as integers, which its
             # own C code refuses ("not a float"); there is no right answer.
@@ -63,7 +64,7 @@ if SoftmaxGrad is not None:
     def _softmax_grad(op, node, g, dy, sm):
         # SoftmaxGrad.perform (PyTensor 2.38): dy*sm - sum(dy*sm, axis, keepdims) * sm,
         # in the output dtype (dy and sm may differ).
-        dtype = node.outputs[0].type.dtype
+        dtype = output_dtype(node)
         dy, sm = g.cast(dy, dtype), g.cast(sm, dtype)
         dy_sm = g.op("Mul", dy, sm)
         total = g.op("ReduceSum", dy_sm, axes=softmax_axes(op, sm.rank), keepdims=1)

@@ -27,14 +27,13 @@ from pytensor.tensor.type_other import MakeSlice
 
 from pytensor_onnx.compat import AdvancedIncSubtensor1, AdvancedSubtensor1, subtensor_indices
 from pytensor_onnx.dispatch.basic import onnx_funcify
-from pytensor_onnx.dispatch.shape import (
+from pytensor_onnx.dispatch.utils import (
     INT64_MAX,
     INT64_MIN,
     as_int64_value,
+    check,
     dim_size,
     dim_sizes,
-    guard,
-    guarded,
     int64_const,
     int64_vector,
     static_int,
@@ -169,7 +168,7 @@ def advanced_index(g, x, indices):
         axes.extend(range(axis, axis + index.rank))
         axis += index.rank
     if checks:
-        x = guarded(g, g.op("Concat", *checks, axis=0), x)
+        x = check(g, g.op("Concat", *checks, axis=0), x)
     if not axes:
         return x
     if len(axes) == 1:
@@ -342,7 +341,7 @@ def _scatter_add_by_sorting(g, x, coordinates, updates, keys):
         n_steps = max(static_count - 1, 0).bit_length()  # 2**n_steps >= static_count
     else:
         count = g.op("Size", keys)
-        count = guard(g, g.op("LessOrEqual", count, int64_const(g, 2**_SEGMENTED_SUM_STEPS)), count)
+        count = check(g, g.op("LessOrEqual", count, int64_const(g, 2**_SEGMENTED_SUM_STEPS)), count)
         n_steps = _SEGMENTED_SUM_STEPS
     sorted_keys, order = g.op(
         "TopK", keys, g.op("Unsqueeze", count, axes=[0]), axis=0, largest=0, sorted=1, outputs=2

@@ -598,6 +598,10 @@ _jv = pt.vector("jv", dtype="int64")
 BAD_INDICES = {
     "scalar": ([_x, _i], _x[_i], [np.ones(3), np.int64(5)]),
     "negative scalar": ([_x, _i], _x[_i], [np.ones(3), np.int64(-4)]),
+    # ONNX Runtime words this failure as it words a failed data check of a
+    # rule ("idx=1 must be within the inclusive range [-1,0]"): the linker
+    # tells them apart by the failed node, not by the message.
+    "scalar past a length-1 axis": ([_x, _i], _x[_i], [np.ones(1), np.int64(1)]),
     "vector": ([_x, _iv], _x[_iv], [np.ones(3), np.array([0, 7])]),
     "second axis": ([_m, _iv], _m[:, _iv], [np.ones((2, 3)), np.array([0, 3])]),
     "pairs": ([_m, _iv, _jv], _m[_iv, _jv], [np.ones((2, 3)), np.array([0, 1]), np.array([0, 5])]),
@@ -619,6 +623,19 @@ def test_call_with_out_of_range_index(case):
     with pytest.raises(IndexError, match=r"(?s)index out of bounds\nONNX Runtime failed to run the model.*Inputs given") as info:
         fn(*values)
     assert isinstance(info.value, ONNXIndexError) and isinstance(info.value, RuntimeError)
+
+
+def test_failed_data_check_of_a_rule_is_no_index_error():
+    # A max over no element: NumPy raises ValueError, the rule's data check
+    # stops the run (a RuntimeError, not one of the user's indices).
+    from pytensor_onnx.dispatch.utils import DATA_CHECK
+
+    x = pt.dvector("x")
+    fn = pytensor.function([x], pt.max(x), mode="ONNX")
+    assert any(node.name.startswith(DATA_CHECK) for node in fn.maker.linker.onnx_model.graph.node)
+    with pytest.raises(RuntimeError, match=f"Name:'{DATA_CHECK}") as info:
+        fn(np.ones(0))
+    assert not isinstance(info.value, IndexError)
 
 
 def test_exported_model_with_out_of_range_index():

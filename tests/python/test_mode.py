@@ -220,12 +220,12 @@ def _scalar_ops(fgraph):
 
 
 def test_onnx_rewrites_leave_out_the_algebraic_canonizers(rng):
-    # They were most of the rewrite time of deep chains (mode.py,
+    # They were most of the rewrite time of deep chains (rewriting.py,
     # EXPENSIVE_REWRITES). With them (fast_run), -(x * 2) becomes one Mul by
     # -2; the ONNX set leaves it as built, and the results stay PyTensor's.
     from pytensor.graph.fg import FunctionGraph
 
-    from pytensor_onnx.export import _rewrite
+    from pytensor_onnx.export import rewrite_for_export
 
     x = pt.vector("x")
     out = -(x * 2.0)
@@ -233,14 +233,14 @@ def test_onnx_rewrites_leave_out_the_algebraic_canonizers(rng):
     pytensor.compile.mode.get_mode("FAST_RUN").excluding("fusion").optimizer.rewrite(reference)
     assert _scalar_ops(reference) == ["Mul"]
     fgraph = FunctionGraph([x], [out], clone=True)
-    _rewrite(fgraph)
+    rewrite_for_export(fgraph)
     assert _scalar_ops(fgraph) == ["Mul", "Neg"]
     compare_onnx_and_py([x], out, [rng.normal(size=5)])
 
 
 def test_onnx_rewrites_fold_constants_before_merging_them():
     # Folded after merge1 and ShapeOpt, a DimShuffle of a constant shared by
-    # many nodes costs a scan of all its clients per replaced input (mode.py).
+    # many nodes costs a scan of all its clients per replaced input (rewriting.py).
     from pytensor.compile import optdb
 
     from pytensor_onnx.mode import ONNX

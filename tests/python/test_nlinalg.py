@@ -1,4 +1,4 @@
-"""MatrixInverse, Det, SLogDet, TensorInv and the diagonal Ops (dispatch/nlinalg.py): parity
+"""MatrixInverse, Det, SLogDet, TensorInv and the diagonal Ops (dispatch/linalg/, tensor_basic.py): parity
 with PyTensor (NumPy's LAPACK) for float32 and float64, batch dims, opsets,
 sizes, singular matrices."""
 

@@ -1,4 +1,4 @@
-"""RandomVariable rules (dispatch/random.py): statistical parity, shapes,
+"""RandomVariable rules (dispatch/random/): statistical parity, shapes,
 fresh draws per call, reproducibility, export. Bit streams cannot match
 NumPy's, so distributions are checked with KS / chi-square tests at fixed
 seeds (p-value thresholds of 1e-4: a correct sampler fails one in 10,000)."""
@@ -15,7 +15,7 @@ import pytensor_onnx
 from pytensor.tensor.random.op import RandomVariable
 
 from pytensor_onnx.compat import random_draws
-from pytensor_onnx.dispatch.random import rng_state, squares32, state_generator
+from pytensor_onnx.dispatch.random.state import rng_state, squares32, state_generator
 
 from helpers import OPSETS, onnx_op_types
 
@@ -48,7 +48,7 @@ SQUARES_VECTORS = {
 def _squares32_int(counter, key):
     """Squares' 32-bit output in Python's unbounded integers, from the paper's
     definition (four rounds of square, add, swap halves; reduced mod 2**64),
-    independent of the NumPy code of dispatch/random.py."""
+    independent of the NumPy code of dispatch/random/state.py."""
     mask = (1 << 64) - 1
     x = y = (counter * key) & mask
     z = (y + key) & mask
@@ -60,7 +60,7 @@ def _squares32_int(counter, key):
 
 def _onnx_squares32(counters, key):
     """The words the models compute (the builder's Squares subgraph), run in ONNX Runtime."""
-    from pytensor_onnx.dispatch.random import _squares32
+    from pytensor_onnx.dispatch.random.stream import _squares32
 
     g = pytensor_onnx._core.GraphBuilder(18, "squares")
     c = g.input("c", "uint64", ["n"])

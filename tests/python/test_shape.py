@@ -1,5 +1,6 @@
-"""Shape ops (dispatch/shape.py): Shape, Shape_i, SpecifyShape, Reshape,
-JoinDims/SplitDims, MakeVector, Join, Split, and the DimShuffle-based
+"""Shape ops (dispatch/shape.py; MakeVector, Join and Split: tensor_basic.py):
+Shape, Shape_i, SpecifyShape, Reshape, JoinDims/SplitDims, MakeVector, Join,
+Split, and the DimShuffle-based
 squeeze/expand_dims/stack built from them, on static and unknown dims.
 """
 

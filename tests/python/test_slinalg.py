@@ -1,4 +1,4 @@
-"""Cholesky, the solvers and LU (dispatch/slinalg.py, recipes in src/core/recipes/linalg.cc):
+"""Cholesky, the solvers and LU (dispatch/linalg/, recipes in src/core/recipes/linalg.cc):
 parity with PyTensor (SciPy's LAPACK) for float32 and float64, batch dims
 none/one/two (Blockwise), opsets 13, 18 and the newest, symbolic and static
 sizes, n = 0 and n = 1, failures (NaN as PyTensor) and rejected shapes."""

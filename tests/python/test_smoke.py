@@ -99,10 +99,22 @@ def _math(rng):
     return [x], [pt.argmax(x, axis=1), pt.dot(x, x.T), x.max(axis=0)], [rng.normal(size=(2, 3))]
 
 
-def _nlinalg(rng):
-    x = pt.matrix("x")
-    a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
-    return [x], [pt.linalg.inv(x), pt.linalg.det(x), pt.diagonal(x)], [a]
+def _linalg(rng):
+    x, b = pt.matrix("x"), pt.vector("b")
+    a = rng.normal(size=(3, 3))
+    a = a @ a.T + 3 * np.eye(3)
+    chol = pt.linalg.cholesky(x)
+    outputs = [
+        chol,
+        pt.linalg.solve_triangular(chol, b, lower=True),
+        pt.linalg.solve(x, b, b_ndim=1),
+        pt.linalg.inv(x),
+        pt.linalg.det(x),
+        pt.linalg.expm(x),
+        pt.linalg.block_diag(x, x),
+        pt.diagonal(x),
+    ]
+    return [x, b], outputs, [a, rng.normal(size=3)]
 
 
 def _scan(rng):
@@ -153,14 +165,6 @@ def _random(rng):
     return [generator, n], [(u >= 2.0) & (u < 3.0)], [np.random.default_rng(1), np.int64(5)]
 
 
-def _slinalg(rng):
-    x, b = pt.matrix("x"), pt.vector("b")
-    a = rng.normal(size=(3, 3))
-    chol = pt.linalg.cholesky(x)
-    outputs = [chol, pt.linalg.solve_triangular(chol, b, lower=True), pt.linalg.solve(x, b, b_ndim=1)]
-    return [x, b], outputs, [a @ a.T + 3 * np.eye(3), rng.normal(size=3)]
-
-
 def _special(rng):
     x = pt.matrix("x")
     return [x], [pt.special.softmax(x, axis=-1), pt.special.log_softmax(x, axis=0)], [rng.normal(size=(2, 3))]
@@ -204,9 +208,9 @@ CASES = {
     "ifelse": _ifelse,
     "kernel": _kernel,
     "linalg_kernel": _linalg_kernel,
+    "linalg": _linalg,
     "linear_control": _linear_control,
     "math": _math,
-    "nlinalg": _nlinalg,
     "pad": _pad,
     "raise_op": _raise_op,
     "random": _random,
@@ -215,7 +219,6 @@ CASES = {
     "scalar_math": _scalar_math,
     "scan": _scan,
     "shape": _shape,
-    "slinalg": _slinalg,
     "signal": _signal,
     "sort": _sort,
     "special": _special,
@@ -225,7 +228,10 @@ CASES = {
 
 
 #: Dispatch modules that convert no Op themselves, and why.
-NO_OP_OF_THEIR_OWN = {"optional": "imports the rule modules of optional libraries (PyMC's: test_pymc_ops.py)"}
+NO_OP_OF_THEIR_OWN = {
+    "optional": "imports the rule modules of optional libraries (PyMC's: test_pymc_ops.py)",
+    "utils": "graph helpers the rules share; every case above goes through them",
+}
 
 
 def test_every_dispatch_module_has_a_case():

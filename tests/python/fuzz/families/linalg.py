@@ -1,4 +1,4 @@
-"""Linear algebra (dispatch/nlinalg.py, slinalg.py, blockwise.py): matrices
+"""Linear algebra (dispatch/linalg/, blockwise.py): matrices
 and stacks of matrices built from the operand into well-conditioned
 symmetric positive definite ones, then factorised, solved, inverted."""
 

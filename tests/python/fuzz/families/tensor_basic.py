@@ -1,6 +1,6 @@
 """Joins and splits (Join, Split, MakeVector via stack of scalars) and
 allocations (Alloc, fill/second, zeros/ones/full, ARange, Eye, tri/tril/triu)
-of dispatch/shape.py and dispatch/tensor_basic.py."""
+of dispatch/tensor_basic.py."""
 
 from __future__ import annotations
 
