@@ -636,7 +636,7 @@ def read_layout(model) -> dict:
 
 from pytensor_onnx.dispatch.basic import onnx_funcify  # noqa: E402
 from pytensor_onnx.dispatch.scalar import float_recipe  # noqa: E402
-from pytensor_onnx.dispatch.utils import int64_const  # noqa: E402
+from pytensor_onnx.dispatch.utils import int64_const, output_dtype  # noqa: E402
 
 
 def _pymc_op(module: str, name: str):
@@ -660,7 +660,7 @@ def _batched_diag(op, node, g, diag):
     n = g.op("Gather", g.op("Shape", diag), int64_const(g, 1), axis=0)
     index = g.op("Range", int64_const(g, 0), n, int64_const(g, 1))
     eye = g.op("Equal", g.op("Unsqueeze", index, axes=[1]), g.op("Unsqueeze", index, axes=[0]))
-    zero = g.const(np.zeros((), dtype=node.outputs[0].type.dtype))
+    zero = g.const(np.zeros((), dtype=output_dtype(node)))
     return g.op("Where", eye, g.op("Unsqueeze", g.cast(diag, zero.dtype), axes=[2]), zero)
 
 
@@ -670,7 +670,7 @@ if _LogDet is not None:
     @onnx_funcify.register(_LogDet)
     def _logdet(op, node, g, x):
         """LogDet.perform: the sum of the logs of the absolute singular values."""
-        dtype = node.outputs[0].type.dtype
+        dtype = output_dtype(node)
         s = g.recipe("svd", g.cast(x, dtype), full_matrices=0, compute_uv=0, tall=int(_tall(node.inputs[0])))
         return g.op("ReduceSum", g.op("Log", g.op("Abs", s)), axes=[-1], keepdims=0)
 
@@ -730,7 +730,7 @@ def _spline_wrapper(op, node, g, x):
     breaks = np.unique(np.asarray(t[k: len(t) - k], dtype=np.float64))
     starts = breaks[:-1] if len(breaks) > 1 else breaks
     coefficients = np.stack([np.asarray(splev(starts, tck, der=j)) / factorial(j) for j in range(k + 1)])
-    out_dtype = node.outputs[0].type.dtype
+    out_dtype = output_dtype(node)
     xf = g.cast(x, "float64")
     evaluated = xf if ext != 3 else g.op("Clip", xf, g.const(breaks[:1].reshape(())), g.const(breaks[-1:].reshape(())))
     if len(starts) > 1:

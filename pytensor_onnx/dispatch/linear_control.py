@@ -17,7 +17,7 @@ from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable, batched_rule
 from pytensor_onnx.dispatch.linalg.constructors import _block_diagonal
 from pytensor_onnx.dispatch.linalg.utils import same_sizes, square
-from pytensor_onnx.dispatch.utils import dim_size, int64_const, int64_vector, output_dtype
+from pytensor_onnx.dispatch.utils import dim_size, int64_const, int64_vector, output_dtype, swap_last_axes
 
 BlockDiagonal = linalg_op_class("BlockDiagonal")
 KroneckerProduct = linalg_op_class("KroneckerProduct")
@@ -93,9 +93,7 @@ def _sylvester_by_kronecker(g, node, a, b, c):
     a4 = g.op("Unsqueeze", a, axes=[-1, -3])  # (..., m, 1, m, 1)
     i_n4 = g.op("Unsqueeze", eye_n, axes=[0, 2])  # (1, n, 1, n)
     i_m4 = g.op("Unsqueeze", eye_m, axes=[1, 3])  # (m, 1, m, 1)
-    perm = list(range(b.rank))
-    perm[-1], perm[-2] = perm[-2], perm[-1]
-    b4 = g.op("Unsqueeze", g.op("Transpose", b, perm=perm), axes=[-2, -4])  # (..., 1, n, 1, n)
+    b4 = g.op("Unsqueeze", swap_last_axes(g, b), axes=[-2, -4])  # (..., 1, n, 1, n)
     k4 = g.op("Add", g.op("Mul", a4, i_n4), g.op("Mul", i_m4, b4))
     mn = g.op("Mul", m, n)
     k = g.op("Reshape", k4, g.op("Concat", _batch_shape(g, k4, 4), mn, mn, axis=0))
