@@ -185,15 +185,15 @@ std::vector<double> read_output(const Ort::Value& value) {
 Evaluation LogpModel::evaluate(const std::vector<double>& point) {
   if (static_cast<int64_t>(point.size()) != layout_.size) {
     throw Error("the point has " + std::to_string(point.size()) + (point.size() == 1 ? " value" : " values") +
-                ", but the model takes " +
-                std::to_string(layout_.size) + ": " + describe_variables(layout_));
+                ", but the model takes " + std::to_string(layout_.size) + ": " + describe_variables(layout_));
   }
   std::string unset;
   for (size_t i = 0; i < data_.size(); ++i) {
     if (!data_[i]) unset += (unset.empty() ? "" : ", ") + layout_.data[i].name;
   }
   if (!unset.empty()) {
-    throw Error("the model takes the pm.Data input(s) " + unset + ", which have no value: set them (pymc_logp --data)");
+    throw Error("the model takes the pm.Data input(s) " + unset +
+                ", which have no value: set them (LogpModel::set_data; the program's --data)");
   }
   // The input tensors borrow these buffers (float32 models: a converted copy).
   std::vector<double> as_double = point;
