@@ -36,9 +36,10 @@ CASES_DIR = Path(__file__).resolve().parent.parent / "fuzz_cases"
 #: ``rtol = RTOL_ULPS * eps`` (eps of the output's dtype) and ``atol`` the
 #: element's own *spread* times ``ATOL_ULPS``. The spread is how far that
 #: element moves when every non-exact step of the program is replaced by a
-#: backward-stable version of itself: its float operands and its result each
-#: multiplied by ``1 + d`` with ``|d|`` one ulp, a fresh ``d`` per element
-#: (``PERTURBATION_DRAWS`` draws of random signs, the largest move kept). A
+#: backward-stable version of itself: its float operands, every float value
+#: it computes on the way and its result each multiplied by ``1 + d`` with
+#: ``|d|`` one ulp, a fresh ``d`` per element (``PERTURBATION_DRAWS`` draws
+#: of random signs, the largest move kept). A
 #: correct implementation of a step (a sum in any order, a LAPACK solve, an
 #: ``exp`` good to a few ulps) is such a version, so its result lies within a
 #: small multiple of the spread; cancellation (a sum of large terms with a
@@ -77,32 +78,71 @@ def _needs_tolerance(meta) -> bool:
     return meta.kind == "f" and not meta.exact
 
 
+#: Length of the noise vectors; every perturbed variable reads its noise from
+#: its own offset of the vector of its dtype (fuzz arrays hold a few hundred
+#: elements at most; a larger one makes the perturbed run fail, and then its
+#: outputs count as undetermined).
+NOISE_LENGTH = 2**15
+
+
+class _Noise:
+    """Per-element relative noise for the variables of a perturbed graph."""
+
+    def __init__(self):
+        self.vectors = {}  # dtype -> noise vector input
+        self.count = 0
+
+    def __call__(self, var):
+        """``var * (1 + d)``, d from this variable's own slice of the noise vector."""
+        dtype = var.type.dtype
+        vector = self.vectors.setdefault(dtype, pt.vector(f"noise_{dtype}", dtype=dtype))
+        self.count += 1
+        offset = (self.count * 7919) % (NOISE_LENGTH // 2)
+        noise = pt.specify_shape(vector[offset : offset + var.size].reshape(var.shape), var.type.shape)
+        return var * (1 + noise)
+
+
+def _noisy_rebuild(out, operands, noisy):
+    """``out`` rebuilt from ``operands`` with every float value computed on
+    the way multiplied by noise: the rounding inside a generator's own steps
+    (``tanh(x) @ tanh(x).T`` before a solve, ``exp`` before a ``log``)."""
+    try:
+        from pytensor.graph.traversal import io_toposort  # PyTensor 3.x
+    except ImportError:
+        from pytensor.graph.basic import io_toposort  # 2.38
+
+    mapping = {}
+    for node in io_toposort(list(operands), [out]):
+        new_inputs = [mapping.get(i, i) for i in node.inputs]
+        new_node = node.clone_with_new_inputs(new_inputs) if new_inputs != list(node.inputs) else node
+        for old, new in zip(node.outputs, new_node.outputs, strict=True):
+            is_float = getattr(new.type, "dtype", "").startswith("float") and hasattr(new.type, "shape")
+            mapping[old] = noisy(new) if is_float else new
+    return mapping.get(out, out)
+
+
 def perturbed_graph(case: Case, state):
     """The program with every non-exact float step made backward-stable-noisy
-    (see ``RTOL_ULPS``): ``(noise inputs, {output index: perturbed variable})``.
+    (see ``RTOL_ULPS``): ``(noise vector inputs, {output index: perturbed variable})``.
 
-    Each noise input has the type of the variable it perturbs (so the
-    generators build the same expressions); all-zero noise gives the
+    Inside a non-exact step every float value is perturbed, from its float
+    operands (each perturbed again for this step: the rounding of a sum is
+    relative to its terms) to its result. All-zero noise gives the
     reference's values bit for bit (``x * (1 + 0)`` is ``x``). Exact steps
     and non-float steps keep their reference variables: discontinuous ops
     take only exact operands, so no noise reaches a comparison or a cast.
     """
-    noise = []
-
-    def noisy(var, meta):
-        e = pt.tensor(f"noise{len(noise)}", dtype=var.type.dtype, shape=var.type.shape)
-        noise.append((e, meta.shape))
-        return var * (1 + e)
-
+    noisy = _Noise()
     perturbed = []
     for k, node in enumerate(case.nodes):
         meta = state.metas[k]
         if isinstance(node, InputNode) or not _needs_tolerance(meta):
             perturbed.append(meta.var)
             continue
-        operands = [noisy(perturbed[a], state.metas[a]) if state.metas[a].kind == "f" else perturbed[a] for a in node.args]
-        perturbed.append(noisy(REGISTRY[node.gen].build(node.params, *operands), meta))
-    return noise, {k: perturbed[k] for k in case.outputs if _needs_tolerance(state.metas[k])}
+        operands = [noisy(perturbed[a]) if state.metas[a].kind == "f" else perturbed[a] for a in node.args]
+        built = REGISTRY[node.gen].build(node.params, *operands)
+        perturbed.append(noisy(_noisy_rebuild(built, operands, noisy)))
+    return list(noisy.vectors.values()), {k: perturbed[k] for k in case.outputs if _needs_tolerance(state.metas[k])}
 
 
 def spreads(case: Case, state, inputs, values, ref_values) -> dict:
@@ -114,16 +154,13 @@ def spreads(case: Case, state, inputs, values, ref_values) -> dict:
     if not outputs:
         return {}
     keys = sorted(outputs)
-    fn = py_function([*inputs, *(e for e, _ in noise)], [outputs[k] for k in keys], on_unused_input="ignore")
+    fn = py_function([*inputs, *noise], [outputs[k] for k in keys], on_unused_input="ignore")
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(case.to_json().encode()).digest()[:8], "little"))
     result = {k: np.zeros(ref_values[k].shape) for k in keys}
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for _ in range(PERTURBATION_DRAWS):
-            draws = [
-                (rng.choice([-1.0, 1.0], size=shape) * np.finfo(e.type.dtype).eps).astype(e.type.dtype)
-                for e, shape in noise
-            ]
+            draws = [(rng.choice([-1.0, 1.0], size=NOISE_LENGTH) * np.finfo(e.type.dtype).eps).astype(e.type.dtype) for e in noise]
             try:
                 got = fn(*values, *draws)
             except Exception:  # the perturbed program leaves the domain: nothing is determined
