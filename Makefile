@@ -178,14 +178,22 @@ clean:
 	rm -rf build
 
 # -- reliability (docs/testing.md) ---------------------------------------------
-# make fuzz: the differential fuzzer for FUZZ_SECONDS (default 600) in
-# batches of FUZZ_EXAMPLES graphs per test, a fresh seed per batch; stops at
-# the first failure (its shrunk case is in tests/python/fuzz_cases/).
+# make fuzz: the fuzzers (differential and C++ core) with fresh seeds for
+# FUZZ_SECONDS of wall time (default 600) on PYTEST_WORKERS processes, each
+# seed printed; stops at the first failure (a differential failure's shrunk
+# case is written to tests/python/fuzz_cases/). CI runs 90 s of it.
+# Batches of FUZZ_EXAMPLES graphs per test; FUZZ_SHRINK_SECONDS bounds the
+# shrinking of a failure past the budget (then the batch stops, its seed
+# printed for a rerun); FUZZ_BUILD= skips the
+# rebuild when the caller has just built (.ci/run).
 FUZZ_SECONDS ?= 600
-FUZZ_EXAMPLES ?= 100
+FUZZ_EXAMPLES ?= 30
+FUZZ_SHRINK_SECONDS ?= 600
+FUZZ_BUILD ?= build
 
-fuzz: build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) tests/python/fuzz/run.py -n $(PYTEST_WORKERS)
+fuzz: $(FUZZ_BUILD)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SHRINK_SECONDS=$(FUZZ_SHRINK_SECONDS) \
+	  FUZZ_WORKERS=$(PYTEST_WORKERS) $(PY) tests/python/fuzz/run.py
 
 # make sanitize: the C++ core and its GoogleTest suite built with ASan and
 # UBSan (CMake option PYTENSOR_ONNX_SANITIZE, own build dir) and run.
