@@ -12,7 +12,12 @@ from pytensor.compile.sharedvalue import SharedVariable
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.runtime import quiet_session_options
 
-#: (rtol, atol) per dtype kind used when no assert_fn is given.
+#: (rtol, atol) per dtype used when no assert_fn is given. Values are compared
+#: relatively: ``|got - want| <= rtol * max(|want|, tiny)``, tiny being the
+#: dtype's smallest normal number (below it the format itself keeps fewer
+#: bits). The atol bounds only the results whose reference is exactly zero,
+#: where no relative bound exists; a tiny non-zero reference (a sigmoid tail,
+#: 1e-300) is held to rtol like any other. Complex dtypes use their parts'.
 DEFAULT_TOLERANCES = {
     "float64": (1e-12, 1e-12),
     "float32": (1e-5, 1e-6),
@@ -37,23 +42,60 @@ def py_function(inputs, outputs, **kwargs):
 
 
 def assert_same_result(onnx_value, py_value, *, rtol=None, atol=None, label="output"):
-    """Same dtype, same shape, equal values (exact for ints and bools, NaN == NaN)."""
+    """Same dtype, same shape, equal values (exact for ints and bools, NaN == NaN).
+
+    Floats: with the default ``atol=None`` each value is held to ``rtol``
+    relative to the reference (``DEFAULT_TOLERANCES``), and only a reference
+    that is exactly zero gets the dtype's absolute tolerance. An explicit
+    ``atol`` is ``np.testing.assert_allclose``'s (``atol + rtol * |want|``
+    everywhere): pass one when the function's conditioning says results near
+    zero are only known to an absolute error. ``rtol=0, atol=0``: equal values.
+    """
     onnx_value = np.asarray(onnx_value)
     py_value = np.asarray(py_value)
     assert onnx_value.dtype == py_value.dtype, f"{label}: dtype {onnx_value.dtype} != PyTensor's {py_value.dtype}"
     assert onnx_value.shape == py_value.shape, f"{label}: shape {onnx_value.shape} != PyTensor's {py_value.shape}"
     if py_value.dtype.kind in "fc":
-        default_rtol, default_atol = DEFAULT_TOLERANCES.get(py_value.dtype.name, (1e-5, 1e-6))
-        np.testing.assert_allclose(
-            onnx_value,
-            py_value,
-            rtol=default_rtol if rtol is None else rtol,
-            atol=default_atol if atol is None else atol,
-            equal_nan=True,
-            err_msg=label,
-        )
+        part = np.finfo(py_value.dtype)  # a complex dtype's parts
+        default_rtol, default_atol = DEFAULT_TOLERANCES.get(part.dtype.name, (1e-5, 1e-6))
+        rtol = default_rtol if rtol is None else rtol
+        magnitude = np.abs(py_value)
+        if atol is None:
+            bound = np.where(py_value == 0, default_atol, rtol * np.maximum(magnitude, part.tiny))
+        else:
+            bound = atol + rtol * magnitude
+        _assert_within(onnx_value, py_value, bound, label, rtol, atol)
     else:
         np.testing.assert_array_equal(onnx_value, py_value, err_msg=label)
+
+
+def _assert_within(got, want, bound, label, rtol, atol):
+    """``|got - want| <= bound`` elementwise; infinities must be equal, NaN == NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(got.astype(np.result_type(got, np.float64)) - want)
+        ok = (got == want) | (np.isnan(got) & np.isnan(want)) | (np.isfinite(want) & (error <= bound))
+    if ok.all():
+        return
+    bad = np.flatnonzero(~ok.reshape(-1))
+    error, bound = np.broadcast_to(error, want.shape).reshape(-1), np.broadcast_to(bound, want.shape).reshape(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        excess = np.nan_to_num(error[bad] / bound[bad], nan=np.inf)
+    worst = bad[np.argsort(-excess, kind="stable")][:5]
+    lines = [
+        f"{label}: {bad.size} of {want.size} values differ from PyTensor's "
+        f"(rtol={rtol:g}, atol={_describe_atol(atol)})"
+    ]
+    for flat in worst:
+        index = tuple(int(i) for i in np.unravel_index(flat, want.shape))
+        g, w = got.reshape(-1)[flat], want.reshape(-1)[flat]
+        lines.append(f"  at {index}: got {g.item()!r}, want {w.item()!r}, |diff| {error[flat]:.3g} > allowed {bound[flat]:.3g}")
+    raise AssertionError("\n".join(lines))
+
+
+def _describe_atol(atol):
+    if atol is None:
+        return "only where the reference is 0"
+    return format(atol, "g") if np.ndim(atol) == 0 else "per element"
 
 
 def check_model(model):
@@ -85,6 +127,15 @@ def compare_onnx_and_py(
     ``inline_functions=True`` passes the checker and gives identical values).
     With ``optimize=False`` PyTensor's rewrites are skipped on the ONNX side,
     for ops the rewrites would always replace (fill, ViewOp, ...).
+
+    Values are compared by ``assert_same_result`` (or ``assert_fn(got,
+    want)`` per output): ints and bools exactly; floats, by default, each
+    within ``rtol`` of the reference, however small it is (float64 1e-12,
+    float32 1e-5: ``DEFAULT_TOLERANCES``), with an absolute tolerance only
+    where the reference is exactly zero; infinities and NaN must match.
+    Passing ``atol`` applies it to every element (``atol + rtol * |want|``),
+    for functions whose conditioning leaves results near zero known only to
+    an absolute error; say why where you pass it.
 
     Returns
     -------

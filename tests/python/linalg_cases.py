@@ -12,7 +12,9 @@ BATCH_SHAPES = [(), (2,), (2, 3)]
 #: Opsets each op runs at: the oldest, the default and the newest.
 LINALG_OPSETS = sorted({13, 18, OPSETS[-1]})
 
-#: (rtol, atol) per dtype for results of different algorithms than LAPACK's.
+#: (rtol, atol) per dtype for factorizations and solves, whose results come
+#: from different algorithms than LAPACK's (a pivot order, a Householder
+#: sign); products have bounds of their own (test_linalg_products.py).
 TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (2e-4, 2e-5)}
 
 

@@ -4,13 +4,16 @@ Dot/Blockwise/reshape graphs) plus batched matmul: parity with PyTensor for
 every dtype they take, batch dims none/one/two, opsets 13/18/newest, unknown
 dims, and the sizes 0 and 1."""
 
+import itertools
+
 import numpy as np
+import pytensor
 import pytensor.tensor as pt
 import pytest
 
 from helpers import ALL_DTYPES, sample
-from linalg_cases import BATCH_SHAPES, LINALG_OPSETS, TOLERANCES, stack
-from pytensor_onnx.testing import compare_onnx_and_py
+from linalg_cases import BATCH_SHAPES, LINALG_OPSETS, stack
+from pytensor_onnx.testing import assert_same_result, compare_onnx_and_py, py_function
 
 #: Every dtype PyTensor's Dot and Elemwise Mul take (bool included: PyTensor
 #: multiplies and sums booleans as booleans).
@@ -22,24 +25,52 @@ def _values(rng, shapes, dtype):
     return [sample(rng, shape, dtype, low=-2, high=3, scale=0.5) for shape in shapes]
 
 
-def _tolerances(dtype):
-    return TOLERANCES.get(dtype, (0, 0))
+def compare_products(inputs, outputs, values, ulps, **kwargs):
+    """``compare_onnx_and_py`` with each float output held to its products' own accuracy.
+
+    Every output here is a sum of products of input entries with positive
+    coefficients, so the same graph run on ``|inputs|`` gives each element's
+    ``sum |terms|``: a sum of n products rounded in any order is within
+    about n units of roundoff of that (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 3.1), on either side. ``ulps[i]`` bounds output
+    i's error in ulps of that magnitude: 0 for a single product (one IEEE
+    rounding on both sides), about the number of terms times the factors for
+    contractions. float64 is then held to ~1e-15 of the magnitude, float32 to
+    ~1e-6; integers and bools compare exactly.
+    """
+    dtype = inputs[0].type.dtype
+    if dtype not in ("float32", "float64"):
+        return compare_onnx_and_py(inputs, outputs, values, **kwargs)
+    magnitudes = py_function(inputs, outputs, on_unused_input="ignore")(*[np.abs(v) for v in values])
+    eps = np.finfo(dtype).eps
+    # compare_onnx_and_py checks the outputs in order, mode ONNX then the exported model.
+    bounds = itertools.cycle([u * eps * m for u, m in zip(ulps, magnitudes, strict=True)])
+
+    def assert_fn(got, want):
+        assert_same_result(got, want, rtol=0, atol=next(bounds))
+
+    return compare_onnx_and_py(inputs, outputs, values, assert_fn=assert_fn, **kwargs)
 
 
 def _outputs(x, y, v, w):
-    """x: (*batch, m, k), y: (k, m), v: (*batch, k), w: (m,)."""
+    """x: (*batch, m, k), y: (k, m), v: (*batch, k), w: (m,); with m = 3, k = 4.
+
+    Each output with its error bound in ulps of ``sum |terms|`` (see
+    ``compare_products``): n-term contractions of f-factor products get
+    2 * n * f (the two sides' rounding), single products 0.
+    """
     batch_letters = "ab"[: x.ndim - 2]
     return [
-        pt.einsum(f"{batch_letters}ij,jk->{batch_letters}ki", x, y),
-        pt.einsum(f"{batch_letters}ij,{batch_letters}j->{batch_letters}i", x, v),
-        pt.einsum("ij,ji", y, y.T),  # full contraction to 0-d
-        pt.einsum("ij,jk,k->i", y, w[:, None] * w, w),  # three operands
-        pt.linalg.kron(x, y),
-        pt.tensordot(x, y, axes=[[x.ndim - 1], [0]]),
-        pt.tensordot(x, y, axes=0) if x.ndim < 4 else pt.tensordot(y, w, axes=0),
-        pt.outer(v, w),
-        pt.matmul(x, y),
-        x @ v[..., None],
+        (pt.einsum(f"{batch_letters}ij,jk->{batch_letters}ki", x, y), 2 * 4 * 2),
+        (pt.einsum(f"{batch_letters}ij,{batch_letters}j->{batch_letters}i", x, v), 2 * 4 * 2),
+        (pt.einsum("ij,ji", y, y.T), 2 * 12 * 2),  # full contraction to 0-d
+        (pt.einsum("ij,jk,k->i", y, w[:, None] * w, w), 2 * 9 * 4),  # three operands
+        (pt.linalg.kron(x, y), 0),
+        (pt.tensordot(x, y, axes=[[x.ndim - 1], [0]]), 2 * 4 * 2),
+        (pt.tensordot(x, y, axes=0) if x.ndim < 4 else pt.tensordot(y, w, axes=0), 0),
+        (pt.outer(v, w), 0),
+        (pt.matmul(x, y), 2 * 4 * 2),
+        (x @ v[..., None], 2 * 4 * 2),
     ]
 
 
@@ -51,8 +82,8 @@ def test_products(dtype, batch, opset, rng):
     x, y = stack("x", dtype, batch, (m, k)), stack("y", dtype, (), (k, m))
     v, w = stack("v", dtype, batch, (k,)), stack("w", dtype, (), (m,))
     values = _values(rng, [(*batch, m, k), (k, m), (*batch, k), (m,)], dtype)
-    rtol, atol = _tolerances(dtype)
-    compare_onnx_and_py([x, y, v, w], _outputs(x, y, v, w), values, opset_version=opset, rtol=rtol, atol=atol)
+    outputs, ulps = zip(*_outputs(x, y, v, w), strict=True)
+    compare_products([x, y, v, w], list(outputs), values, ulps, opset_version=opset)
 
 
 @pytest.mark.parametrize("static", [False, True])
@@ -64,19 +95,19 @@ def test_product_sizes(n, static, dtype, rng):
     x, y = stack("x", dtype, batch, (n, n), static), stack("y", dtype, (), (n, n), static)
     v, w = stack("v", dtype, batch, (n,), static), stack("w", dtype, (), (n,), static)
     values = _values(rng, [(*batch, n, n), (n, n), (*batch, n), (n,)], dtype)
-    rtol, atol = _tolerances(dtype)
-    compare_onnx_and_py([x, y, v, w], _outputs(x, y, v, w), values, rtol=rtol, atol=atol)
+    outputs, ulps = zip(*_outputs(x, y, v, w), strict=True)
+    compare_products([x, y, v, w], list(outputs), values, ulps)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_product_gradients(dtype, rng):
     x, y = stack("x", dtype, (2,), (3, 4)), stack("y", dtype, (), (4, 3))
     cost = pt.einsum("bij,jk->bki", x, y).sum() + (pt.linalg.kron(x[0], y) ** 2).sum() + pt.tensordot(x, y, axes=1).sum()
-    import pytensor
-
     values = [rng.normal(size=(2, 3, 4)).astype(dtype), rng.normal(size=(4, 3)).astype(dtype)]
-    rtol, atol = _tolerances(dtype)
-    compare_onnx_and_py([x, y], [cost, *pytensor.grad(cost, [x, y])], values, rtol=rtol, atol=atol)
+    # cost sums 72 + 144 + 72 products of up to 4 factors; the gradients are
+    # sums of fewer terms. A sum of n terms in any order is within n ulps of
+    # sum |terms| (2 * n * f, the two sides', bounds it; realistic errors are far less).
+    compare_products([x, y], [cost, *pytensor.grad(cost, [x, y])], values, [2 * 288 * 4] * 3)
 
 
 @pytest.mark.parametrize("batch", BATCH_SHAPES[1:])
@@ -92,6 +123,6 @@ def test_batched_kron(dtype, batch, rng):
     x, y = stack("x", dtype, batch, (2, 3)), pt.tensor("y", dtype=dtype, shape=(1,) * len(batch) + (None, None))
     v = stack("v", dtype, batch, (4,))
     values = _values(rng, [(*batch, 2, 3), ((1,) * len(batch)) + (3, 2), (*batch, 4)], dtype)
-    rtol, atol = _tolerances(dtype)
     outputs = [kron_mm(x, y), kron_mm(y, x), kron_vm(v, y)]
-    compare_onnx_and_py([x, y, v], outputs, values, rtol=rtol, atol=atol)
+    # Each entry of a Kronecker product is one product: IEEE-exact on both sides.
+    compare_products([x, y, v], outputs, values, [0, 0, 0])
