@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "errors.h"
+#include "infer/common.h"
 #include "recipes/recipes.h"
 
 namespace pytensor_onnx {
@@ -71,6 +72,7 @@ Value* range_0_to(GraphBuilder& g, Value* limit) {
 // Trilu before opset 14: keep x where (col - row) >= k (upper) or <= k (lower).
 std::vector<Value*> trilu_recipe(GraphBuilder& g, const std::vector<Value*>& inputs, const Attributes& attrs) {
   Value* x = inputs[0];
+  infer::require_matrices("Trilu", x);
   const bool upper = attrs.get_int("upper", 1) != 0;
   Value* shape = g.op1("Shape", {x});
   Value* rows = g.op1("Gather", {shape, g.constant(Tensor::int64_scalar(-2), "minus_two")}, {{"axis", int64_t{0}}});

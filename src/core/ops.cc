@@ -267,7 +267,7 @@ Table make_table() {
   op("TopK").since(1).inputs(2).outputs(2).attributes({"axis", "largest", "sorted"})
       .types({at(A::Numeric, {0}), at(A::Int64, {1})}).infer(infer::topk);
   op("Transpose").since(1).inputs(1).attributes({"perm"}).infer(infer::transpose);
-  op("Trilu").since(14).inputs(1, 2).attributes({"upper"}).types({at(A::Int64, {1})}).infer(infer::same_as_input);
+  op("Trilu").since(14).inputs(1, 2).attributes({"upper"}).types({at(A::Int64, {1})}).infer(infer::trilu);
   op("Unique").since(11).inputs(1).outputs(1, 4).attributes({"axis", "sorted"}).infer(infer::unique);
   op("Unsqueeze").since(1).inputs(2).attributes({"axes"}).types({at(A::Int64, {1})}).infer(infer::unsqueeze);
   op("Where").since(9).inputs(3).attributes({}).types({at(A::Bool, {0}), at(A::Any, {1, 2})}).infer(infer::where);

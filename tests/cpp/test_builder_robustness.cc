@@ -11,6 +11,13 @@ namespace {
 
 Shape dims(std::initializer_list<int64_t> sizes) { return shape_of_sizes(sizes); }
 
+// A value's static sizes (-1 for an unknown dim).
+std::vector<int64_t> sizes_of(const Value* v) {
+  std::vector<int64_t> out;
+  for (const Dim& d : v->shape.value()) out.push_back(d.is_known() ? d.size : -1);
+  return out;
+}
+
 TEST(BuilderRobustness, RefusedOpLeavesNoNode) {
   GraphBuilder g(13);
   Value* x = g.input("x", DType::Float64, dims({2}));
@@ -72,6 +79,57 @@ TEST(BuilderRobustness, LoopTakesATripCountWithoutCondition) {
   EXPECT_EQ(g.graph().num_nodes(), 1u);
   // Without any loop-carried value the node is still refused: Loop needs its two positions.
   EXPECT_THROW(g.op("Loop", {trips}, {{"body", body.shared_graph()}}), BuildError);
+}
+
+// Inference reads the first dim of a shape-like input and indexes starts,
+// repeats and k by position: inputs of the wrong rank or length were read
+// past their end (found by comparing two inference tables on random nodes;
+// ASan names the read under `make sanitize`). Each is refused instead.
+TEST(BuilderRobustness, ShapeLikeInputsOfTheWrongRankOrLengthAreRefused) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, dims({2, 3}));
+  Value* scalar_shape = g.input("s", DType::Int64, dims({}));
+  EXPECT_THROW(g.op1("ConstantOfShape", {scalar_shape}), BuildError);
+  EXPECT_THROW(g.op1("Expand", {x, scalar_shape}), BuildError);
+  EXPECT_THROW(g.op1("Reshape", {x, scalar_shape}), BuildError);
+  EXPECT_THROW(g.op1("Tile", {x, g.constant(Tensor::int64s({2}))}), BuildError);  // one repeat for rank 2
+  EXPECT_THROW(g.op1("Tile", {x, scalar_shape}), BuildError);
+  EXPECT_THROW(g.op1("Slice", {x, g.constant(Tensor::int64s({0})), g.constant(Tensor::int64s({1})),
+                               g.constant(Tensor::int64s({0, 1}))}),
+               BuildError);  // two axes, one start and end
+  EXPECT_THROW(g.op1("Slice", {x, g.constant(Tensor::int64s({0, 0})), g.constant(Tensor::int64s({1})),
+                               g.constant(Tensor::int64s({0, 1}))}),
+               BuildError);
+  EXPECT_THROW(g.op1("Slice", {x, g.constant(Tensor::int64s({0})), g.constant(Tensor::int64s({1})),
+                               g.constant(Tensor::int64s({0})), g.constant(Tensor::int64s({1, 1}))}),
+               BuildError);  // two steps for one axis
+  EXPECT_THROW(g.op("TopK", {x, g.constant(Tensor::int64s({}))}), BuildError);  // no k
+  EXPECT_THROW(g.op1("Range", {g.constant(Tensor::int64s({})), g.constant(Tensor::int64_scalar(3)),
+                               g.constant(Tensor::int64_scalar(1))}),
+               BuildError);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  // The right forms still build.
+  Value* tiled = g.op1("Tile", {x, g.constant(Tensor::int64s({2, 1}))});
+  EXPECT_EQ(sizes_of(tiled), (std::vector<int64_t>{4, 3}));
+  Value* sliced = g.op1("Slice", {x, g.constant(Tensor::int64s({1})), g.constant(Tensor::int64s({3})),
+                                  g.constant(Tensor::int64s({1}))});
+  EXPECT_EQ(sizes_of(sliced), (std::vector<int64_t>{2, 2}));
+}
+
+// ONNX's Trilu takes matrices (rank >= 2): a vector built, and the checker
+// then refused the model (found by the fresh-seed fuzzer). Refused at build
+// time at every opset, the recipe before opset 14 included.
+TEST(BuilderRobustness, TriluOfLessThanAMatrixIsRefused) {
+  for (int opset : {13, 14, 18}) {
+    GraphBuilder g(opset);
+    Value* v = g.input("v", DType::Float64, dims({3}));
+    Value* s = g.input("s", DType::Float64, dims({}));
+    EXPECT_THROW(g.op1("Trilu", {v}, {{"upper", int64_t{0}}}), BuildError) << "opset " << opset;
+    EXPECT_THROW(g.op1("Trilu", {s}), BuildError) << "opset " << opset;
+    EXPECT_EQ(g.graph().num_nodes(), 0u) << "opset " << opset;
+    Value* m = g.input("m", DType::Float64, dims({2, 2}));
+    EXPECT_EQ(sizes_of(g.op1("Trilu", {m})), (std::vector<int64_t>{2, 2})) << "opset " << opset;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,30 @@ std::optional<std::vector<int64_t>> const_ints(const Value* v) {
   return v->constant->to_int64s();
 }
 
+std::optional<int64_t> require_vector(const Node& node, const Value* v, const char* what) {
+  if (!v || !v->shape) return std::nullopt;
+  if (v->shape->size() != 1) {
+    throw BuildError(node.op_type + ": " + what + " must be a 1-D tensor, got rank " +
+                     std::to_string(v->shape->size()));
+  }
+  const Dim& d = (*v->shape)[0];
+  return d.is_known() ? std::optional<int64_t>(d.size) : std::nullopt;
+}
+
+void require_length(const Node& node, const std::optional<std::vector<int64_t>>& values, size_t n,
+                    const char* what) {
+  if (values && values->size() != n) {
+    throw BuildError(node.op_type + ": " + what + " has " + std::to_string(values->size()) + " values, expected " +
+                     std::to_string(n));
+  }
+}
+
+void require_matrices(const std::string& op, const Value* x) {
+  if (x && x->shape && x->shape->size() < 2) {
+    throw BuildError(op + " takes matrices (rank >= 2), got rank " + std::to_string(x->shape->size()));
+  }
+}
+
 int64_t normalize_axis(int64_t axis, size_t rank, const Node& node) {
   const int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) {

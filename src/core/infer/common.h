@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir.h"
@@ -12,6 +13,20 @@ namespace pytensor_onnx::infer {
 
 // The integer values of a constant input, if the input is an initializer.
 std::optional<std::vector<int64_t>> const_ints(const Value* v);
+
+// Shape-like inputs (shapes, repeats, starts, k, ...) are 1-D in ONNX and
+// inference reads their first dim: BuildError naming `node`'s op and `what`
+// when `v`'s rank is known and is not 1. Returns v's known length, if any.
+std::optional<int64_t> require_vector(const Node& node, const Value* v, const char* what);
+
+// The same for a constant's values read by position: BuildError unless the
+// constant `v` (when it is one) holds exactly `n` values.
+void require_length(const Node& node, const std::optional<std::vector<int64_t>>& values, size_t n,
+                    const char* what);
+
+// Ops on stacks of matrices (Trilu): BuildError naming `op` when `x`'s rank is
+// known and below 2. ONNX's checker refuses such a model, so the builder does.
+void require_matrices(const std::string& op, const Value* x);
 
 // `axis` in [0, rank); BuildError naming `node`'s op when out of range.
 int64_t normalize_axis(int64_t axis, size_t rank, const Node& node);

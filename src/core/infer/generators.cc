@@ -23,6 +23,7 @@ void constant_of_shape(Node& node) {
   set_dtypes(node, t ? t->dtype() : DType::Float32);
   Value* y = node.outputs[0];
   Value* x = node.input(0);
+  require_vector(node, x, "the shape");
   if (auto dims = const_ints(x)) y->shape = shape_of_sizes(*dims);
   else if (x->shape && (*x->shape)[0].is_known()) y->shape = unknown_dims((*x->shape)[0].size);
 }
@@ -32,6 +33,13 @@ void range(Node& node) {
   Value* y = node.outputs[0];
   Value* x = node.input(0);
   y->shape = unknown_dims(1);
+  const char* names[] = {"start", "limit", "delta"};
+  for (size_t i = 0; i < 3; ++i) {
+    const Value* v = node.input(i);
+    if (v->constant && v->constant->to_doubles().size() != 1) {
+      throw BuildError(std::string("Range: ") + names[i] + " must be a scalar");
+    }
+  }
   if (x->constant && node.input(1)->constant && node.input(2)->constant) {
     const double start = x->constant->to_doubles()[0];
     const double limit = node.input(1)->constant->to_doubles()[0];

@@ -76,6 +76,7 @@ void topk(Node& node) {
   const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), in->size(), node);
   std::vector<Dim> out = *in;
   auto k = const_ints(node.input(1));
+  require_length(node, k, 1, "k");
   out[axis] = k ? Dim::known((*k)[0]) : Dim::unknown();
   for (Value* o : node.outputs) o->shape = out;
 }

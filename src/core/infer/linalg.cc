@@ -120,4 +120,9 @@ void einsum(Node& node) {
 // The dtype only: the shape of Det (its batch dims) is not inferred.
 void det(Node& node) { set_dtypes(node, first_dtype(node)); }
 
+void trilu(Node& node) {
+  require_matrices(node.op_type, node.input(0));
+  same_as_input(node);
+}
+
 }  // namespace pytensor_onnx::infer

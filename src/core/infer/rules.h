@@ -26,6 +26,7 @@ void matmul(Node& node);
 void gemm(Node& node);
 void einsum(Node& node);
 void det(Node& node);
+void trilu(Node& node);  // the input's dtype and shape; refuses rank < 2
 
 // Shapes and layout (shape_ops.cc).
 void transpose(Node& node);

@@ -58,6 +58,18 @@ std::vector<Dim> normalize_slice_dims(const std::vector<Dim>& in, const Node& no
   auto ends = const_ints(node.input(2));
   std::optional<std::vector<int64_t>> axes = node.input(3) ? const_ints(node.input(3)) : std::nullopt;
   std::optional<std::vector<int64_t>> steps = node.input(4) ? const_ints(node.input(4)) : std::nullopt;
+  // starts, ends, axes and steps are read by position: one entry per sliced axis.
+  const char* names[] = {"starts", "ends", "axes", "steps"};
+  std::optional<int64_t> count;
+  for (size_t i = 1; i < 5 && i < node.inputs.size(); ++i) {
+    const std::optional<int64_t> n = require_vector(node, node.input(i), names[i - 1]);
+    if (n && count && *n != *count) {
+      throw BuildError("Slice: starts, ends, axes and steps must have one entry per sliced axis (" +
+                       std::string(names[i - 1]) + " has " + std::to_string(*n) + ", " + names[0] + " " +
+                       std::to_string(*count) + ")");
+    }
+    if (n) count = n;
+  }
   const bool axes_known = !node.input(3) || axes;
   if (!axes_known) {
     for (auto& d : out) d = Dim::unknown();
@@ -123,6 +135,7 @@ void transpose(Node& node) {
 void reshape(Node& node) {
   const Shape in = keep_dtype(node);
   Value* y = node.outputs[0];
+  require_vector(node, node.input(1), "the target shape");
   y->shape = reshape_shape(in, node.input(1), node.attrs.get_int("allowzero", 0) != 0);
 }
 
@@ -257,6 +270,7 @@ void expand(Node& node) {
   const Shape in = keep_dtype(node);
   Value* y = node.outputs[0];
   Value* shape_value = node.input(1);
+  require_vector(node, shape_value, "the target shape");
   auto target = const_ints(shape_value);
   if (target) {
     y->shape = broadcast_shapes(in, shape_of_sizes(*target));
@@ -268,7 +282,12 @@ void expand(Node& node) {
 void tile(Node& node) {
   const Shape in = keep_dtype(node);
   Value* y = node.outputs[0];
+  const std::optional<int64_t> n = require_vector(node, node.input(1), "repeats");
   if (!in) return;
+  if (n && *n != static_cast<int64_t>(in->size())) {
+    throw BuildError("Tile: repeats has " + std::to_string(*n) + " entries for an input of rank " +
+                     std::to_string(in->size()) + " (one per axis)");
+  }
   auto repeats = const_ints(node.input(1));
   std::vector<Dim> out = *in;
   for (size_t i = 0; i < out.size(); ++i) {
