@@ -1,6 +1,6 @@
-"""Elemwise, DimShuffle and CAReduce."""
+"""Elemwise and DimShuffle (the CAReduce family is in math.py, with the other reductions)."""
 
-from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from pytensor.tensor.elemwise import DimShuffle, Elemwise
 
 from pytensor.scalar.basic import Composite, get_scalar_type
 
@@ -40,10 +40,3 @@ def _dimshuffle(op, node, g, x):
     if op.augment:
         x = g.op("Unsqueeze", x, axes=list(op.augment))
     return x
-
-
-@onnx_funcify.register(CAReduce)
-def _careduce(op, node, g, x):
-    from pytensor_onnx.dispatch.math import reduce_with_scalar_op
-
-    return reduce_with_scalar_op(op, node, g, x)

@@ -21,6 +21,7 @@ wrapping beyond int64 (docs/semantics.md, "Reductions").
 
 import numpy as np
 import pytensor.scalar.basic as ps
+from pytensor.tensor.elemwise import CAReduce
 from pytensor.tensor.math import Argmax, Dot, MulWithoutZeros
 
 from pytensor_onnx.compat import reduction_initial_value
@@ -222,7 +223,8 @@ _REDUCTIONS = [
 ]
 
 
-def reduce_with_scalar_op(op, node, g, x):
+@onnx_funcify.register(CAReduce)
+def _careduce(op, node, g, x):
     scalar_type = type(op.scalar_op)
     onnx_op = next((name for cls, name in _REDUCTIONS if issubclass(scalar_type, cls)), None)
     if onnx_op is None:
