@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +26,8 @@ from pytensor_onnx.testing import PY_MODE
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "build" / "deploy-cpp" / "pymc_logp"
-sys.path.insert(0, str(REPO / "tests" / "python"))
 
-import pymc_models  # noqa: E402
+from support import suite_model  # noqa: E402
 
 MODELS = ["eight_schools_noncentered", "logistic_regression", "radon_hierarchical"]
 #: PyMC's compile_logp/compile_dlogp run with PyTensor's Python implementations (PY_MODE), the
@@ -52,12 +50,6 @@ def run(program, *args, stdin: str | None = None) -> subprocess.CompletedProcess
                           timeout=120, check=False)
 
 
-def build(name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return pymc_models.MODELS_BY_NAME[name].build()
-
-
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory) -> dict:
     """name -> (model file, [(named point, flat point, PyMC's logp, PyMC's gradient)])."""
@@ -66,7 +58,7 @@ def exported(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("cpp")
     cases = {}
     for name in MODELS:
-        model = build(name)
+        model = suite_model(name)
         path = out / f"{name}.onnx"
         export_logp(model, path, flat=True)
         logp_fn, dlogp_fn = model.compile_logp(mode=PY_MODE), model.compile_dlogp(mode=PY_MODE)
@@ -129,7 +121,7 @@ def test_float32_export(program, tmp_path):
     """A float32 export computes in float32: PyMC's numbers to float32 precision."""
     from pytensor_onnx.pymc import export_logp
 
-    model = build("logistic_regression")
+    model = suite_model("logistic_regression")
     export_logp(model, tmp_path / "f32.onnx", flat=True, float32=True)
     point = model.initial_point(random_seed=0)
     named = {v.name: point[v.name] + 0.1 for v in model.value_vars}
@@ -272,7 +264,7 @@ def test_layout_that_does_not_fit(program, exported, tmp_path):
 def test_per_variable_export_is_refused(program, tmp_path):
     from pytensor_onnx.pymc import export_logp
 
-    export_logp(build("eight_schools_noncentered"), tmp_path / "vars.onnx")
+    export_logp(suite_model("eight_schools_noncentered"), tmp_path / "vars.onnx")
     assert_fails(run(program, tmp_path / "vars.onnx", "--layout"), "flat=True")
 
 
@@ -303,7 +295,7 @@ def test_service_reports_bad_points_in_place(program, exported):
 def test_non_finite_values_are_strings(program, exported):
     """JSON has no inf/NaN: they travel as "Infinity"/"-Infinity"/"NaN" both ways, where PyMC's are."""
     path, _ = exported["eight_schools_noncentered"]
-    model = build("eight_schools_noncentered")
+    model = suite_model("eight_schools_noncentered")
     for flat, shown in [([1e200] + [0.0] * 9, "-Infinity"), (["NaN"] + [0.0] * 9, "NaN")]:
         named = {"mu": float(flat[0]), "tau_log__": 0.0, "theta_std": np.zeros(8)}
         assert str(model.compile_logp(mode=PY_MODE)(named)) == {"-Infinity": "-inf", "NaN": "nan"}[shown]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,18 +27,10 @@ DEPLOY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(DEPLOY))
 
 import export_cases  # noqa: E402
+from support import node  # noqa: E402
 
 DEFAULT_SELECTION = ["mlp", "pymc", "example", "op_module"]
 RUNTIMES = ["node", "web", "chromium"]
-
-
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("no `node` on PATH: the deployment tests need Node.js >= 18 (make deploy-tests installs it)")
-    if not (DEPLOY / "node_modules" / "onnxruntime-web").is_dir():
-        pytest.fail("deploy/node_modules is missing: run `make deploy-tests` (npm ci from deploy/package-lock.json)")
-    return node
 
 
 @pytest.fixture(scope="session")
@@ -63,9 +54,9 @@ def run(runtime: str, cases_dir: Path) -> dict:
     if runtime not in _RESULTS:
         out = cases_dir / f"results-{runtime}.json"
         if runtime == "chromium":
-            command = [_node(), str(DEPLOY / "run_browser.mjs"), str(cases_dir), str(out)]
+            command = [node(), str(DEPLOY / "run_browser.mjs"), str(cases_dir), str(out)]
         else:
-            command = [_node(), str(DEPLOY / "run_node.mjs"), str(cases_dir), runtime, str(out)]
+            command = [node(), str(DEPLOY / "run_node.mjs"), str(cases_dir), runtime, str(out)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
         if runtime == "chromium" and done.returncode == 3:
             pytest.fail(f"Chromium cannot start here (make deploy-tests installs it with apt): {done.stderr.strip()}")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,18 +30,13 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 sys.path.insert(0, str(REPO / "examples"))
 
 import pymc_models  # noqa: E402
+from support import suite_model  # noqa: E402
 
 DOCS = REPO / "docs" / "deploying.md"
 #: The conversion as docs/deploying.md gives it (mobile CPUs are ARM).
 CONVERT = ["-m", "onnxruntime.tools.convert_onnx_models_to_ort", "--optimization_style", "Fixed",
            "--target_platform", "arm"]
 PYMC_MODELS = [case.name for case in pymc_models.MODELS if not case.awaits]
-
-
-def _build(name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return pymc_models.MODELS_BY_NAME[name].build()
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +50,7 @@ def converted(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("mobile")
     (root / "onnx").mkdir()
     for name in PYMC_MODELS:
-        export_logp(_build(name), root / "onnx" / f"{name}.onnx", flat=True)
+        export_logp(suite_model(name), root / "onnx" / f"{name}.onnx", flat=True)
     x, probabilities, _ = mlp_classifier.build_classifier()
     pytensor_onnx.export_onnx([x], [probabilities], root / "onnx" / "mlp_classifier.onnx")
     done = subprocess.run([sys.executable, *CONVERT, "--output_dir", str(root / "ort"), str(root / "onnx")],
@@ -88,7 +82,7 @@ def test_pymc_logp_from_ort_file(converted, name):
     PyMC's functions with PyTensor's Python implementations, PY_MODE: PyTensor 2.38's C Psi is
     accurate to only ~4e-10). On PyMC 6 all of them agree with PyMC to 1e-12 too; on PyMC 5 the
     censored Gamma's gradient (a ScalarLoop series) differs by 4e-11."""
-    model = _build(name)
+    model = suite_model(name)
     from_ort = _session(converted / "ort" / f"{name}.ort")
     from_onnx = _session(converted / "onnx" / f"{name}.onnx")
     logp_fn, dlogp_fn = model.compile_logp(mode=PY_MODE), model.compile_dlogp(mode=PY_MODE)

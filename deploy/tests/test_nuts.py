@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ sys.path.insert(0, str(DEPLOY / "nuts"))
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 import export_jobs  # noqa: E402
+from support import node  # noqa: E402
 
 RUNTIMES = ["node", "chromium"]
 #: Draws per chain: 4 x 800 after 500 warm-up iterations gives MCSEs of a few percent of a
@@ -46,18 +46,9 @@ PYMC_SAMPLE = {"chains": 4, "tune": 1000, "draws": 1000, "random_seed": 20261125
 MCSE_BOUND = 5.0
 
 
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("no `node` on PATH: the deployment tests need Node.js >= 20 (make deploy-tests installs it)")
-    if not (DEPLOY / "node_modules" / "onnxruntime-web").is_dir():
-        pytest.fail("deploy/node_modules is missing: run `make deploy-tests` (npm ci from deploy/package-lock.json)")
-    return node
-
-
 def run_jobs(jobs_path: Path, runtime: str, out_name: str | None = None) -> dict:
     out = jobs_path.parent / (out_name or f"out-{runtime}.json")
-    command = [_node(), str(DEPLOY / "nuts" / "run_nuts.mjs"), str(jobs_path), str(out), runtime]
+    command = [node(), str(DEPLOY / "nuts" / "run_nuts.mjs"), str(jobs_path), str(out), runtime]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     if runtime == "chromium" and done.returncode == 3:
         pytest.fail(f"Chromium cannot start here (make deploy-tests installs it with apt): {done.stderr.strip()}")
@@ -296,7 +287,7 @@ def test_sampler_units():
     """deploy/tests/nuts_unit.mjs (node --test): the generator, Stan's warm-up windows, NUTS on a
     badly scaled normal written in JavaScript (no ONNX Runtime), the divergence-streak guard, option
     checks, the metadata reader, normal quantiles."""
-    done = subprocess.run([_node(), "--test", str(DEPLOY / "tests" / "nuts_unit.mjs")], capture_output=True,
+    done = subprocess.run([node(), "--test", str(DEPLOY / "tests" / "nuts_unit.mjs")], capture_output=True,
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout and "# pass 7" in done.stdout
