@@ -14,6 +14,7 @@ import onnxruntime as ort
 import pytensor
 import pytest
 
+from pytensor_onnx.dispatch.utils import DATA_CHECK
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.runtime import newest_runtime_opset
 from pytensor_onnx.testing import compare_onnx_and_py, py_function
@@ -84,8 +85,6 @@ def onnx_function_names(model):
 
 #: ONNX Runtime names the node whose kernel failed.
 _FAILED_NODE = re.compile(r"running (\w+) node\. Name:'([^']*)'")
-#: The rules' data checks (dispatch guard) read index 1 of a one-element tensor.
-_CHECK_FAILURE = "idx=1 must be within the inclusive range [-1,0]"
 
 
 def _model_nodes(model):
@@ -106,8 +105,8 @@ def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=No
 
     - ``None``: mode ONNX raises ``py_error`` itself, its message matching
       ``py_match`` (converted checks, indices out of range);
-    - ``"check"``: a data check of a rule (``dispatch`` ``guard``): a Gather
-      of the model reading index 1 of its one-element tensor;
+    - ``"check"``: a data check of a rule (``dispatch.utils.check``): the
+      Gather node named ``DATA_CHECK`` failed;
     - an ONNX op type (``"Reshape"``): ONNX Runtime's kernel of a node of
       that type in the model refuses its operands.
     """
@@ -130,7 +129,7 @@ def compare_raises(inputs, outputs, values, py_error, py_match, opset_version=No
         elif failed.group(2) not in nodes or nodes[failed.group(2)].op_type != failed.group(1):
             seen.append(f"the failed node {failed.group(2)!r} is not a {failed.group(1)} of the model")
         elif form == "check":
-            if failed.group(1) == "Gather" and _CHECK_FAILURE in message:
+            if failed.group(1) == "Gather" and DATA_CHECK in failed.group(2):
                 break
             seen.append("not a rule's data check")
         elif failed.group(1) == form:

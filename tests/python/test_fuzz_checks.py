@@ -5,6 +5,8 @@ for another reason than the reference's (issue 24 items 1 and 3)."""
 import numpy as np
 import pytest
 
+from pytensor_onnx.dispatch.utils import DATA_CHECK
+
 from fuzz.check import judge, reference, spreads
 from fuzz.program import Case, InputNode, StepNode, build_graph
 
@@ -102,7 +104,7 @@ def _built(exc):
 @pytest.mark.parametrize("case, error", [
     (REFUSED_BROADCAST, ValueError("Runtime broadcasting not allowed")),  # mode ONNX raises the check's type
     (REFUSED_BROADCAST, _ort_failure("Gather", "pytensor_check:0123456789ab ValueError: Runtime broadcasting not allowed", GUARD)),
-    (REFUSED_BROADCAST, _ort_failure("Gather", "Gather_3", GUARD)),  # a rule's data check
+    (REFUSED_BROADCAST, _ort_failure("Gather", DATA_CHECK, GUARD)),  # a rule's data check, by its node's name
     (REFUSED_BROADCAST, _ort_failure("Expand", "Expand_0", "invalid expand shape")),  # a kernel refusing its operands
     (INDEX_OUT_OF_RANGE, IndexError("index out of bounds")),
     (INDEX_OUT_OF_RANGE, _ort_failure("Gather", "Gather_0", "indices element out of data bounds, idx=5 must be within the inclusive range [-3,2]")),
@@ -120,6 +122,8 @@ def test_the_expected_failure_agrees(case, error):
     (REFUSED_BROADCAST, _ort_failure("Gather", "Gather_0", "indices element out of data bounds, idx=5 must be within the inclusive range [-3,2]"),
      "an index out of range"),
     (INDEX_OUT_OF_RANGE, _ort_failure("Reshape", "Reshape_0", "The input tensor cannot be reshaped"), "not an index error"),
+    # the data check's words from a Gather that is not a data check: a user's index 1 past a length-1 axis
+    (REFUSED_BROADCAST, _ort_failure("Gather", "Gather_3", GUARD), "an index out of range"),
     (INDEX_OUT_OF_RANGE, _built(IndexError("index out of bounds")), None),  # PyTensor's own error at constant folding: fine
 ])
 def test_a_failure_for_another_reason_is_rejected(case, error, why):
