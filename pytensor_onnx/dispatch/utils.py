@@ -157,12 +157,30 @@ def reshape(g, x, pieces, copies=()):
     """
     # NumPy takes any negative size for the one inferred size; ONNX only -1.
     pieces = [-1 if static_int(p) is not None and static_int(p) < 0 else p for p in pieces]
+    # A copy next to a -1 is exact only where the copied size is known not to
+    # be 0: NumPy refuses to infer a size beside a 0, ONNX's copy infers one
+    # (a (0, 2, 0, 2) array flattened to 2 axes gave (0, 4); found by the fuzzer).
+    infers = any(static_int(p) == -1 for p in pieces)
+    copies = {i for i in copies if not infers or (x.shape is not None and isinstance(x.shape[i], int) and x.shape[i] > 0)}
     if all(i in copies or (static_int(p) is not None and static_int(p) != 0) for i, p in enumerate(pieces)):
         return g.op("Reshape", x, int64_vector(g, [0 if i in copies else p for i, p in enumerate(pieces)]))
     target = int64_vector(g, pieces)
     if target.constant_value is None:
         target = g.op("Max", target, int64_const(g, -1))
+        if infers and g.opset >= 14:
+            # allowzero=1 forbids a -1 beside a 0, but ONNX Runtime infers a
+            # size anyway (a (0, 2, 0, 2) array to (0, -1) gave (0, 4)).
+            target = check(g, g.op("Not", _infer_beside_zero(g, target)), target)
     return reshape_to(g, x, target)
+
+
+def _infer_beside_zero(g, target):
+    """Whether the int64 vector ``target`` holds both a -1 and a 0 (NumPy
+    refuses to infer a size beside a 0: the size would be ambiguous)."""
+    def holds(size):
+        return g.cast(g.op("ReduceMax", g.cast(g.op("Equal", target, int64_const(g, size)), "int64"), keepdims=0), "bool")
+
+    return g.op("And", holds(-1), holds(0))
 
 
 def reshape_to(g, x, target):
@@ -186,18 +204,14 @@ def _reshape_with_zero_sizes(g, x, target):
         return g.op("Reshape", x, target)
     n = g.op("Size", x)
     is_infer = g.op("Equal", target, int64_const(g, -1))
-    is_zero = g.op("Equal", target, int64_const(g, 0))
     known = g.op("ReduceProd", g.op("Where", is_infer, int64_const(g, 1), target), keepdims=0)
     inferred = g.op("Div", n, g.op("Max", known, int64_const(g, 1)))
     sizes = g.op("Where", is_infer, inferred, target)
-    # NumPy refuses a -1 next to a 0 (the size would be ambiguous) and sizes
-    # whose product differs from the input's.
-    any_infer = g.cast(g.op("ReduceMax", g.cast(is_infer, "int64"), keepdims=0), "bool")
-    any_zero = g.cast(g.op("ReduceMax", g.cast(is_zero, "int64"), keepdims=0), "bool")
+    # NumPy refuses a -1 next to a 0 and sizes whose product differs from the input's.
     ok = g.op(
         "And",
         g.op("Equal", g.op("ReduceProd", sizes, keepdims=0), n),
-        g.op("Not", g.op("And", any_infer, any_zero)),
+        g.op("Not", _infer_beside_zero(g, target)),
     )
     nonzero_sizes = g.op("Max", sizes, int64_const(g, 1))
     padded_numel = g.op("ReduceProd", nonzero_sizes, keepdims=1)
