@@ -116,6 +116,17 @@ TEST(BuilderRobustness, ShapeLikeInputsOfTheWrongRankOrLengthAreRefused) {
   EXPECT_EQ(sizes_of(sliced), (std::vector<int64_t>{2, 2}));
 }
 
+// Concat's inputs must agree off the joined axis; the builder took (0, 0)
+// and (0, 1) on axis 0 and ONNX's checker refused the model.
+TEST(BuilderRobustness, ConcatOfDisagreeingSizesIsRefused) {
+  GraphBuilder g(13);
+  Value* a = g.input("a", DType::Float64, dims({0, 0}));
+  Value* b = g.input("b", DType::Float64, dims({0, 1}));
+  EXPECT_THROW(g.op1("Concat", {a, b}, {{"axis", int64_t{0}}}), BuildError);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  EXPECT_EQ(sizes_of(g.op1("Concat", {a, b}, {{"axis", int64_t{1}}})), (std::vector<int64_t>{0, 1}));
+}
+
 // ONNX's Trilu takes matrices (rank >= 2): a vector built, and the checker
 // then refused the model (found by the fresh-seed fuzzer). Refused at build
 // time at every opset, the recipe before opset 14 included.

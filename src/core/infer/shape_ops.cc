@@ -225,9 +225,16 @@ void concat(Node& node) {
     if (d.is_known()) total += d.size;
     else known = false;
     for (size_t i = 0; i < out.size(); ++i) {
-      if (static_cast<int64_t>(i) != axis && !out[i].is_known() && (*v->shape)[i].is_known()) {
-        out[i] = (*v->shape)[i];
+      if (static_cast<int64_t>(i) == axis) continue;
+      const Dim& other = (*v->shape)[i];
+      // Off the joined axis the inputs must agree: ONNX's checker refuses
+      // static sizes that differ (found by the fresh-seed core fuzzer).
+      if (out[i].is_known() && other.is_known() && out[i].size != other.size) {
+        throw BuildError("Concat: inputs differ in axis " + std::to_string(i) + " (" + std::to_string(out[i].size) +
+                         " and " + std::to_string(other.size) + "), which is not the joined axis " +
+                         std::to_string(axis));
       }
+      if (!out[i].is_known() && other.is_known()) out[i] = other;
     }
   }
   out[axis] = known ? Dim::known(total) : Dim::unknown();
