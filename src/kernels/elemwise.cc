@@ -1,5 +1,6 @@
 #include "elemwise.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -13,15 +14,24 @@ namespace {
 static_assert(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT == 1 && ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL == 9 &&
               ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE == 11 && ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64 == 13);
 
+// What one run of a kernel node reads and writes, kept per thread and reused:
+// a PyMC-sized node is a few hundred ns of work, and allocating these vectors
+// on every run cost as much.
+struct RunBuffers {
+  std::vector<ArrayArg> inputs;
+  std::vector<int64_t> shape;
+  std::vector<void*> outputs;
+};
+
 // The inputs of a kernel node as arrays, checked against the dtypes the
 // kernel's program reads (`dtypes[i]` for input i).
-std::vector<ArrayArg> read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes) {
+void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, std::vector<ArrayArg>& inputs) {
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
     throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
                                 std::to_string(n_in));
   }
-  std::vector<ArrayArg> inputs;
+  inputs.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     Ort::ConstValue value = ctx.GetInput(i);
     auto info = value.GetTensorTypeAndShapeInfo();
@@ -29,31 +39,88 @@ std::vector<ArrayArg> read_inputs(Ort::KernelContext& ctx, const std::vector<DTy
       throw std::invalid_argument("input " + std::to_string(i) + " is not of the program's dtype " +
                                   dtype_name(dtypes[i]));
     }
-    inputs.push_back({value.GetTensorRawData(), info.GetShape()});
+    std::vector<int64_t>& shape = inputs[i].shape;
+    shape.resize(info.GetDimensionsCount());
+    // (The C call: the C++ wrapper's GetShape returns a new vector.)
+    if (!shape.empty()) Ort::ThrowOnError(Ort::GetApi().GetDimensions(info, shape.data(), shape.size()));
+    inputs[i].data = value.GetTensorRawData();
   }
-  return inputs;
 }
 
-std::vector<int64_t> output_shape(const std::vector<ArrayArg>& inputs) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const ArrayArg& a : inputs) shapes.push_back(a.shape);
-  return broadcast_shapes(shapes);
+// The inputs broadcast (NumPy's rules) into `out`. With the node's attribute
+// `rank` (>= 0; set where the core folded an Unsqueeze or Squeeze of leading
+// axes into the node, src/core/passes/fold_into_kernels.h), an input's leading
+// axes beyond it are dropped, failing as that Squeeze would unless they are 1,
+// and the shape is padded with leading 1s to that rank.
+void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<int64_t>& out) {
+  size_t out_rank = rank >= 0 ? static_cast<size_t>(rank) : 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<int64_t>& shape = inputs[i].shape;
+    if (rank >= 0 && shape.size() > static_cast<size_t>(rank)) {
+      const auto extra = static_cast<long>(shape.size() - static_cast<size_t>(rank));
+      if (std::any_of(shape.begin(), shape.begin() + extra, [](int64_t d) { return d != 1; })) {
+        throw std::invalid_argument("input " + std::to_string(i) + " of shape " + shape_text(shape) +
+                                    " cannot be squeezed to rank " + std::to_string(rank) +
+                                    ": its leading axes must have size 1");
+      }
+      shape.erase(shape.begin(), shape.begin() + extra);
+    }
+    out_rank = std::max(out_rank, shape.size());
+  }
+  out.assign(out_rank, 1);
+  for (const ArrayArg& input : inputs) {
+    const std::vector<int64_t>& s = input.shape;
+    const size_t offset = out_rank - s.size();
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t& o = out[offset + d];
+      if (s[d] < 0) throw std::invalid_argument("negative dimension in shape " + shape_text(s));
+      if (s[d] == o || s[d] == 1) continue;
+      if (o == 1) {
+        o = s[d];
+        continue;
+      }
+      std::string all;
+      for (const ArrayArg& t : inputs) all += (all.empty() ? "" : " ") + shape_text(t.shape);
+      throw std::invalid_argument("input shapes " + all + " do not broadcast");
+    }
+  }
 }
 
-// The node's outputs, of `shape`; those flagged in `sums` are 0-d.
-std::vector<void*> make_outputs(Ort::KernelContext& ctx, size_t count, const std::vector<int64_t>& shape,
-                                const std::vector<bool>& sums = {}) {
+// PyTensor broadcasts a dim only where an input's type says it is 1: pairs
+// (input, output axis) in `strict` (attribute `strict_axes`) are dims of
+// unknown size that must not broadcast. An input of size 1 there while the
+// output's size is not 1 fails the run, as PyTensor raises.
+void check_strict_axes(const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& strict,
+                       const std::vector<int64_t>& out) {
+  for (size_t k = 0; k + 1 < strict.size(); k += 2) {
+    const auto i = static_cast<size_t>(strict[k]);
+    const auto axis = static_cast<size_t>(strict[k + 1]);
+    if (i >= inputs.size() || axis >= out.size()) continue;
+    const std::vector<int64_t>& shape = inputs[i].shape;
+    // A folded ExpandDims leaves an input fewer axes; those were broadcastable.
+    if (axis + shape.size() < out.size()) continue;
+    const size_t in_axis = axis + shape.size() - out.size();
+    if (shape[in_axis] == 1 && out[axis] != 1) {
+      throw std::invalid_argument("Input dimension mismatch: input " + std::to_string(i) + " of shape " +
+                                  shape_text(shape) + " has size 1 on axis " + std::to_string(axis) +
+                                  ", which PyTensor's type does not let broadcast to size " +
+                                  std::to_string(out[axis]));
+    }
+  }
+}
+
+// The node's outputs, of `shape`, into `outputs`; those flagged in `sums` are 0-d.
+void make_outputs(Ort::KernelContext& ctx, size_t count, const std::vector<int64_t>& shape,
+                  const std::vector<bool>& sums, std::vector<void*>& outputs) {
   if (ctx.GetOutputCount() != count) {
     throw std::invalid_argument("the program has " + std::to_string(count) + " outputs, the node " +
                                 std::to_string(ctx.GetOutputCount()));
   }
-  const std::vector<int64_t> scalar;
-  std::vector<void*> outputs;
+  outputs.clear();
   for (size_t j = 0; j < count; ++j) {
     const bool summed = j < sums.size() && sums[j];
-    outputs.push_back(ctx.GetOutput(j, summed ? scalar : shape).GetTensorMutableRawData());
+    outputs.push_back(ctx.GetOutput(j, shape.data(), summed ? 0 : shape.size()).GetTensorMutableRawData());
   }
-  return outputs;
 }
 
 // An optional list attribute of the node (empty when absent).
@@ -62,6 +129,15 @@ std::vector<int64_t> optional_ints(const Ort::ConstKernelInfo& info, const char*
     return info.GetAttributes<int64_t>(name);
   } catch (const Ort::Exception&) {
     return {};
+  }
+}
+
+// An optional integer attribute of the node (`fallback` when absent).
+int64_t optional_int(const Ort::ConstKernelInfo& info, const char* name, int64_t fallback) {
+  try {
+    return info.GetAttribute<int64_t>(name);
+  } catch (const Ort::Exception&) {
+    return fallback;
   }
 }
 
@@ -81,6 +157,9 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
                            kernel_info.GetAttribute<std::string>("program"),
                            kernel_info.GetAttributes<int64_t>("output_registers"));
   set_output_sums(program_, optional_ints(kernel_info, "output_sums"));
+  rank_ = optional_int(kernel_info, "rank", -1);
+  strict_axes_ = optional_ints(kernel_info, "strict_axes");
+  input_dtypes_.assign(program_.registers.begin(), program_.registers.begin() + static_cast<long>(program_.num_inputs()));
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
@@ -90,12 +169,13 @@ OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
 void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   const Program& p = program_;
-  const std::vector<DType> dtypes(p.registers.begin(), p.registers.begin() + static_cast<long>(p.num_inputs()));
-  const std::vector<ArrayArg> inputs = read_inputs(ctx, dtypes);
-  const std::vector<int64_t> shape = output_shape(inputs);
-  const std::vector<void*> outputs = make_outputs(ctx, p.outputs.size(), shape, p.sums);
+  thread_local RunBuffers run;
+  read_inputs(ctx, input_dtypes_, run.inputs);
+  output_shape(run.inputs, rank_, run.shape);
+  check_strict_axes(run.inputs, strict_axes_, run.shape);
+  make_outputs(ctx, p.outputs.size(), run.shape, p.sums, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
-  evaluate(p, inputs, shape, outputs, &parallel);
+  evaluate(p, run.inputs, run.shape, run.outputs, &parallel);
 }
 
 ScalarLoopKernel::ScalarLoopKernel(const OrtApi&, const OrtKernelInfo* info) {
@@ -104,6 +184,12 @@ ScalarLoopKernel::ScalarLoopKernel(const OrtApi&, const OrtKernelInfo* info) {
                      kernel_info.GetAttribute<std::string>("program"),
                      static_cast<size_t>(kernel_info.GetAttribute<int64_t>("num_state")),
                      kernel_info.GetAttributes<int64_t>("next_state"), kernel_info.GetAttribute<int64_t>("until"));
+  rank_ = optional_int(kernel_info, "rank", -1);
+  // Input 0 is the step count.
+  const Program& body = loop_.body;
+  input_dtypes_.assign(1, DType::Int64);
+  input_dtypes_.insert(input_dtypes_.end(), body.registers.begin(),
+                       body.registers.begin() + static_cast<long>(body.num_inputs()));
 }
 
 OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
@@ -112,14 +198,12 @@ OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
 
 void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
-  const Program& body = loop_.body;
-  std::vector<DType> dtypes{DType::Int64};
-  dtypes.insert(dtypes.end(), body.registers.begin(), body.registers.begin() + static_cast<long>(body.num_inputs()));
-  const std::vector<ArrayArg> inputs = read_inputs(ctx, dtypes);
-  const std::vector<int64_t> shape = output_shape(inputs);
-  const std::vector<void*> outputs = make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), shape);
+  thread_local RunBuffers run;
+  read_inputs(ctx, input_dtypes_, run.inputs);
+  output_shape(run.inputs, rank_, run.shape);
+  make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
-  evaluate_loop(loop_, inputs, shape, outputs, &parallel);
+  evaluate_loop(loop_, run.inputs, run.shape, run.outputs, &parallel);
 }
 
 }  // namespace pytensor_onnx::kernels

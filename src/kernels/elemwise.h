@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dtype.h"
 #include "ort_api.h"
@@ -28,6 +29,9 @@ class ElemwiseKernel {
  private:
   void compute(OrtKernelContext* context);
   Program program_;
+  int64_t rank_ = -1;  // the output's rank when fixed (attribute `rank`)
+  std::vector<DType> input_dtypes_;
+  std::vector<int64_t> strict_axes_;  // (input, output axis) pairs that must not broadcast
 };
 
 class ScalarLoopKernel {
@@ -39,6 +43,8 @@ class ScalarLoopKernel {
  private:
   void compute(OrtKernelContext* context);
   LoopProgram loop_;
+  int64_t rank_ = -1;  // the output's rank when fixed (attribute `rank`)
+  std::vector<DType> input_dtypes_;
 };
 
 template <class Kernel>

@@ -67,7 +67,8 @@ void fill(char* dst, const char* src, size_t n, size_t itemsize) {
 void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst) {
   const size_t rank = shape.size();
   const size_t item = in.itemsize;
-  std::vector<int64_t> index(rank);
+  thread_local std::vector<int64_t> index;  // (no allocation per block)
+  index.assign(rank, 0);
   int64_t offset = 0;
   size_t rest = start;
   for (size_t d = rank; d-- > 0;) {
@@ -109,7 +110,8 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   thread_local std::vector<uint64_t> scratch;
   const size_t words = static_cast<size_t>(p.num_slots) * kBlock;
   if (scratch.size() < words) scratch.resize(words);
-  std::vector<Operand> operands(p.registers.size(), Operand{nullptr, false});
+  thread_local std::vector<Operand> operands;
+  operands.assign(p.registers.size(), Operand{nullptr, false});
   for (size_t r = 0; r < p.registers.size(); ++r) {
     if (call.scalar[r]) operands[r] = {&call.scalar_value[r], true};
   }
@@ -161,13 +163,13 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   }
 }
 
+}  // namespace
+
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
 }
-
-}  // namespace
 
 std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes) {
   size_t rank = 0;
@@ -201,13 +203,20 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     throw std::invalid_argument("the program has " + std::to_string(p.outputs.size()) + " outputs, got " +
                                 std::to_string(outputs.size()));
   }
-  Call call;
+  // One Call per thread, its vectors reused from run to run: a PyMC-sized
+  // node is a few hundred ns of work, and a dozen allocations cost as much.
+  // (Pool threads only read the calling thread's Call.)
+  static thread_local Call this_thread_call;
+  Call& call = this_thread_call;
   call.program = &p;
-  call.out_shape = out_shape;
+  call.out_shape.assign(out_shape.begin(), out_shape.end());
   size_t size = 1;
   for (int64_t d : out_shape) size *= static_cast<size_t>(d);
   call.size = size;
+  call.outputs.clear();
   for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
+  call.block_code.clear();
+  call.num_sums = 0;
   call.sum_index.assign(p.outputs.size(), -1);
   for (size_t j = 0; j < p.sums.size(); ++j) {
     if (p.sums[j]) call.sum_index[j] = static_cast<int>(call.num_sums++);
@@ -235,9 +244,13 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   const size_t rank = out_shape.size();
   call.scalar.assign(p.registers.size(), false);
   call.scalar_value.assign(p.registers.size(), 0);
+  call.inputs.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::vector<int64_t>& shape = inputs[i].shape;
-    InputView view{static_cast<const char*>(inputs[i].data), dtype_size(p.registers[i]), InputView::Full, {}};
+    InputView& view = call.inputs[i];
+    view.data = static_cast<const char*>(inputs[i].data);
+    view.itemsize = dtype_size(p.registers[i]);
+    view.kind = InputView::Full;
     size_t count = 1;
     for (int64_t d : shape) count *= static_cast<size_t>(d);
     if (count == 1) {
@@ -254,7 +267,6 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
         stride *= shape[d];
       }
     }
-    call.inputs.push_back(std::move(view));
   }
   for (size_t r = p.num_inputs(); r < p.registers.size(); ++r) {
     if (p.is_constant[r]) {

@@ -18,6 +18,9 @@ struct ArrayArg {
   std::vector<int64_t> shape;
 };
 
+// A shape as Python prints it: "(3,)", "(2, 4)".
+std::string shape_text(const std::vector<int64_t>& shape);
+
 // NumPy broadcasting of `shapes`; throws std::invalid_argument naming them.
 std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes);
 

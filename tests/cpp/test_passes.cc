@@ -258,3 +258,68 @@ TEST(Passes, ViewsOfConstantsFoldWithoutCopying) {
 
 }  // namespace
 }  // namespace pytensor_onnx
+
+#include "kernel_ops.h"
+#include "passes/fold_into_kernels.h"
+
+namespace pytensor_onnx {
+namespace {
+
+// An Elemwise kernel node (the program does not matter to the pass).
+Value* elemwise_kernel(GraphBuilder& g, std::vector<Value*> inputs) {
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  return g.op("Elemwise_float64", std::move(inputs), {}, 1, kKernelDomain)[0];
+}
+
+TEST(FoldIntoKernels, LeadingUnsqueezeAndSqueezeAreReadPast) {
+  GraphBuilder g(18);
+  Value* s = g.input("s", DType::Float64, shape_of_sizes({}));
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({1, 5}));
+  Value* m = g.input("m", DType::Float64, sym({Dim::named("n"), Dim::known(5)}));
+  Value* expanded = g.op1("Unsqueeze", {s, g.int64s({0, 1})});  // () -> (1, 1)
+  Value* squeezed = g.op1("Squeeze", {v, g.int64s({0})});       // (1, 5) -> (5,)
+  Value* out = elemwise_kernel(g, {expanded, squeezed, m});
+  g.output(out, "y");
+  EXPECT_TRUE(optimize_graph(g.graph()) > 0);
+  const Node* kernel = out->producer;
+  EXPECT_EQ(kernel->inputs[0], s);
+  EXPECT_EQ(kernel->inputs[1], v);
+  EXPECT_EQ(kernel->attrs.get_int("rank", -1), 2);
+  EXPECT_EQ(count(g.graph(), "Unsqueeze") + count(g.graph(), "Squeeze"), 0u);
+  // The output keeps its shape.
+  ASSERT_TRUE(out->shape);
+  EXPECT_EQ(out->shape->size(), 2u);
+  EXPECT_EQ((*out->shape)[1].size, 5);
+}
+
+TEST(FoldIntoKernels, OtherAxesAndOtherReadersStay) {
+  GraphBuilder g(18);
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({5}));
+  Value* inner = g.op1("Unsqueeze", {v, g.int64s({1})});  // (5,) -> (5, 1): not leading
+  Value* leading = g.op1("Unsqueeze", {v, g.int64s({0})});
+  Value* out = elemwise_kernel(g, {inner, leading});
+  g.output(out, "y");
+  g.output(g.op1("Exp", {leading}), "z");
+  optimize_graph(g.graph());
+  EXPECT_EQ(out->producer->inputs[0], inner);
+  EXPECT_EQ(out->producer->inputs[1], v);
+  EXPECT_EQ(count(g.graph(), "Unsqueeze"), 2u);  // each still read elsewhere
+}
+
+TEST(FoldIntoKernels, AScalarLoopsStepCountIsLeftAlone) {
+  GraphBuilder g(18);
+  Value* steps = g.input("steps", DType::Int64, shape_of_sizes({1}));
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({}));
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* n = g.op1("Squeeze", {steps, g.int64s({0})});
+  Value* ux = g.op1("Unsqueeze", {x, g.int64s({0})});
+  Value* out = g.op("ScalarLoop_float64", {n, ux}, {}, 1, kKernelDomain)[0];
+  g.output(out, "y");
+  optimize_graph(g.graph());
+  EXPECT_EQ(out->producer->inputs[0], n);
+  EXPECT_EQ(out->producer->inputs[1], x);
+  EXPECT_EQ(out->producer->attrs.get_int("rank", -1), 1);
+}
+
+}  // namespace
+}  // namespace pytensor_onnx

@@ -162,6 +162,45 @@ def test_shapes_that_do_not_broadcast_fail_the_run_with_their_shapes(monkeypatch
         fn(np.ones(3), np.ones(4))
 
 
+def test_leading_axes_added_or_dropped_are_read_past(rng):
+    # PyTensor's ExpandDims of a scalar parameter and Squeeze of a length-1
+    # axis, everywhere in PyMC's graphs, are no nodes of their own in mode
+    # ONNX: the kernel node reads their operands (src/core/passes/fold_into_kernels.h).
+    x, s, v = pt.vector("x"), pt.scalar("s"), pt.vector("v", shape=(1,))
+    outs = [pt.gammaln(pt.abs(x * s) + 1), pt.erf(v.squeeze()) * s]
+    values = [rng.normal(size=5), np.array(0.7), np.array([0.3])]
+    fn, results = compare_onnx_and_py([x, s, v], outs, values)
+    assert [n.op_type for n in fn.maker.linker.onnx_model.graph.node] == ["Elemwise_float64"] * 2
+    assert [r.shape for r in results] == [(5,), ()]
+    # The portable graph keeps them.
+    exported = {n.op_type for n in pytensor_onnx.export_onnx([x, s, v], outs).graph.node}
+    assert {"Unsqueeze", "Squeeze"} <= exported
+
+
+def test_a_kernel_node_refuses_to_squeeze_an_axis_that_is_not_1():
+    # What the Squeeze it replaced would have refused (input of shape (2,)
+    # where the node's output is 0-d).
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(
+        "Elemwise_float64", ["v"], ["y"], domain=kernels.DOMAIN,
+        input_dtypes="float64", program="Neg float64 0", output_registers=[1], rank=0,
+    )
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("v", TensorProto.DOUBLE, [None])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+    )
+    options = ort.SessionOptions()
+    kernels.register(options)
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    assert session.run(None, {"v": np.array([2.5])})[0] == -2.5
+    with pytest.raises(Exception, match=r"input 0 of shape \(2,\) cannot be squeezed to rank 0"):
+        session.run(None, {"v": np.array([1.0, 2.0])})
+
+
 def test_kernels_off_gives_the_portable_graph(monkeypatch):
     x = pt.vector("x")
     out = pt.gammaln(x) + 1

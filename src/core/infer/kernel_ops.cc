@@ -90,10 +90,23 @@ bool infer_kernel_node(Node& node) {
   const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
   if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
   // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs
-  // broadcast, but for the outputs an Elemwise sums (0-d).
+  // broadcast, but for the outputs an Elemwise sums (0-d). Attribute `rank`
+  // (passes/fold_into_kernels.h) fixes the output's rank: an input's leading
+  // axes beyond it are dropped (size 1), and the shape is padded with 1s.
+  const int64_t rank = node.attrs.get_int("rank", -1);
   Shape shape = std::vector<Dim>{};
   for (Value* input : node.inputs) {
-    if (input) shape = broadcast_shapes(shape, input->shape);
+    if (!input) continue;
+    Shape in = input->shape;
+    if (rank >= 0 && in && in->size() > static_cast<size_t>(rank)) {
+      in = std::vector<Dim>(in->end() - rank, in->end());
+    }
+    shape = broadcast_shapes(shape, in);
+  }
+  if (rank >= 0 && shape && shape->size() < static_cast<size_t>(rank)) {
+    std::vector<Dim> padded(static_cast<size_t>(rank) - shape->size(), Dim::known(1));
+    padded.insert(padded.end(), shape->begin(), shape->end());
+    shape = padded;
   }
   const std::vector<int64_t> sums = node.attrs.get_ints("output_sums").value_or(std::vector<int64_t>{});
   for (size_t j = 0; j < node.outputs.size(); ++j) {

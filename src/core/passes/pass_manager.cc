@@ -5,6 +5,7 @@
 #include "dead_nodes.h"
 #include "dedup_initializers.h"
 #include "fold_constants.h"
+#include "fold_into_kernels.h"
 
 namespace pytensor_onnx {
 
@@ -33,6 +34,7 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
   for (int i = 0; i < options.max_iterations; ++i) {
     bool changed = optimize_subgraphs(graph, options);
     changed |= remove_redundant_casts_and_identities(graph);
+    changed |= fold_leading_axes_into_kernels(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
     changed |= deduplicate_initializers(graph);
     if (options.cse) changed |= eliminate_common_subexpressions(graph, options.functions);

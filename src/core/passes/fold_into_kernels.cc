@@ -1,0 +1,91 @@
+#include "fold_into_kernels.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "../infer/common.h"
+#include "../kernel_ops.h"
+
+namespace pytensor_onnx {
+namespace {
+
+bool is_elementwise_kernel(const Node& node) {
+  return node.domain == kKernelDomain &&
+         (node.op_type.rfind("Elemwise_", 0) == 0 || node.op_type.rfind("ScalarLoop_", 0) == 0);
+}
+
+// The number k of leading axes that `node` adds (Unsqueeze) or drops
+// (Squeeze) when its axes are exactly 0..k-1; nullopt for any other node.
+std::optional<size_t> leading_axes_changed(const Node* node) {
+  if (!node || !node->domain.empty() || (node->op_type != "Unsqueeze" && node->op_type != "Squeeze")) {
+    return std::nullopt;
+  }
+  const Value* in = node->input(0);
+  const Value* out = node->outputs.empty() ? nullptr : node->outputs[0];
+  if (!in || !out || !in->rank() || !out->rank()) return std::nullopt;
+  std::optional<std::vector<int64_t>> axes = infer::axes_of(*node);
+  if (!axes || axes->empty()) return std::nullopt;  // Squeeze of every size-1 axis: not known which
+  const bool unsqueeze = node->op_type == "Unsqueeze";
+  const int64_t rank = static_cast<int64_t>(unsqueeze ? *out->rank() : *in->rank());
+  std::vector<int64_t> sorted;
+  for (int64_t axis : *axes) sorted.push_back(axis < 0 ? axis + rank : axis);
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != static_cast<int64_t>(i)) return std::nullopt;
+  }
+  const size_t k = sorted.size();
+  const size_t expected = unsqueeze ? *in->rank() + k : *in->rank() - std::min(k, *in->rank());
+  if (*out->rank() != expected) return std::nullopt;
+  return k;
+}
+
+// The rank of the kernel node's broadcast (unsummed) outputs: its attribute
+// when set, else the largest rank of its inputs; nullopt if unknown.
+std::optional<size_t> output_rank(const Node& node) {
+  const int64_t declared = node.attrs.get_int("rank", -1);
+  if (declared >= 0) return static_cast<size_t>(declared);
+  size_t rank = 0;
+  for (const Value* in : node.inputs) {
+    if (!in || !in->rank()) return std::nullopt;
+    rank = std::max(rank, *in->rank());
+  }
+  return rank;
+}
+
+void replace_input(Node& node, size_t i, Value* value) {
+  Value* old = node.inputs[i];
+  auto it = std::find(old->users.begin(), old->users.end(), &node);
+  if (it != old->users.end()) old->users.erase(it);
+  node.inputs[i] = value;
+  value->users.push_back(&node);
+}
+
+}  // namespace
+
+bool fold_leading_axes_into_kernels(Graph& graph) {
+  bool changed = false;
+  for (Node* node : graph.nodes()) {
+    if (!is_elementwise_kernel(*node)) continue;
+    const std::optional<size_t> rank = output_rank(*node);
+    if (!rank) continue;
+    // ScalarLoop's input 0 is its step count, read as a scalar.
+    const size_t first = node->op_type.rfind("ScalarLoop_", 0) == 0 ? 1 : 0;
+    bool folded = false;
+    for (size_t i = first; i < node->inputs.size(); ++i) {
+      Value* in = node->inputs[i];
+      if (!in || !in->producer || !leading_axes_changed(in->producer)) continue;
+      Value* source = in->producer->inputs[0];
+      // A subgraph's node may read only what its graph can see.
+      if (!graph.can_read(source)) continue;
+      replace_input(*node, i, source);
+      folded = true;
+    }
+    if (folded) {
+      node->attrs.set("rank", static_cast<int64_t>(*rank));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace pytensor_onnx
