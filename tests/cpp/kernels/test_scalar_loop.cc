@@ -78,6 +78,44 @@ TEST(KernelScalarLoop, ParallelTasksGiveTheSerialResult) {
   EXPECT_EQ(until, until2);
 }
 
+TEST(KernelScalarLoop, LanesThatStopAtDifferentStepsGiveEachElementsOwnResult) {
+  // Elements run in lockstep, 64 at a time; each leaves when its own step
+  // count or condition says. Against the loop written out, element by element.
+  LoopProgram loop = counting_loop();
+  const size_t n = 300;
+  std::vector<int64_t> steps(n);
+  std::vector<double> s0(n), k0{1.0}, c(n);
+  for (size_t i = 0; i < n; ++i) {
+    steps[i] = static_cast<int64_t>(i % 11);
+    s0[i] = static_cast<double>(i % 5) - 2.0;
+    c[i] = 0.05 * static_cast<double>(i % 13);
+  }
+  std::vector<double> s(n), k(n), until(n);
+  evaluate_loop(loop, {{steps.data(), {300}}, {s0.data(), {300}}, {k0.data(), {}}, {c.data(), {300}}}, {300},
+                {s.data(), k.data(), until.data()});
+  for (size_t i = 0; i < n; ++i) {
+    double want_s = s0[i], want_k = 1.0;
+    bool stopped = false;
+    for (int64_t step = 0; step < steps[i] && !stopped; ++step) {
+      want_s += want_k * c[i];
+      want_k += 1.0;
+      stopped = want_s > 10.0;
+    }
+    EXPECT_EQ(s[i], want_s) << i;
+    EXPECT_EQ(k[i], want_k) << i;
+    EXPECT_EQ(until[i], stopped ? 1.0 : 0.0) << i;
+  }
+}
+
+TEST(KernelScalarLoop, AConstantCanBeTheNextState) {
+  // state x: x <- 2.5 every step.
+  LoopProgram loop = parse_loop("float64", "Const float64 2.5", 1, {1}, -1);
+  std::vector<int64_t> steps{0, 1, 3};
+  std::vector<double> x{7.0, 7.0, 7.0}, out(3);
+  evaluate_loop(loop, {{steps.data(), {3}}, {x.data(), {3}}}, {3}, {out.data()});
+  EXPECT_EQ(out, (std::vector<double>{7.0, 2.5, 2.5}));
+}
+
 TEST(KernelScalarLoop, RejectsABodyThatDoesNotFit) {
   EXPECT_THROW(parse_loop("float64", "Cast float32 0", 1, {1}, -1), std::invalid_argument);     // state changes dtype
   EXPECT_THROW(parse_loop("float64", "Exp float64 0", 1, {1}, 1), std::invalid_argument);       // until not a bool
