@@ -231,7 +231,7 @@ def _fgraph_to_onnx(
             env[inp] = const(g, value, onnx_dtype(inp))
 
     nodes = fgraph.toposort()
-    convert_nodes(nodes, g, env, outputs=fgraph.outputs)
+    scope = convert_nodes(nodes, g, env, outputs=fgraph.outputs)
 
     if output_names is None:
         out_names = _unique_names(fgraph.outputs, "output_", taken)
@@ -246,7 +246,8 @@ def _fgraph_to_onnx(
     if not check_each_output and any(tensors):
         first = tensors.index(True)
         tensors = [i == first for i in range(len(tensors))]
-    checked = checked_outputs(g, nodes, env, fgraph.outputs, values, tensors)
+    unchecked = [node for node in nodes if node not in scope.checked_in_kernels]
+    checked = checked_outputs(g, unchecked, env, fgraph.outputs, values, tensors)
     for var, name, value, original in zip(fgraph.outputs, out_names, checked, values):
         # PyTensor knows every output's rank, where the builder's inference may
         # not. Only the rank is declared: PyTensor's static dims can be wrong
@@ -274,6 +275,10 @@ class ConversionScope:
         self.outputs = None if outputs is None else list(outputs)
         #: nodes a rule has converted as part of its own node (``FUSED``)
         self.converted: set = set()
+        #: Elemwise nodes whose kernel node checks PyTensor's broadcasting
+        #: rule itself (``dispatch.kernel.strict_axes``): the graph's own
+        #: broadcast check (``dispatch.broadcast``) leaves them out
+        self.checked_in_kernels: set = set()
         self._clients = None
 
     def clients(self, var) -> list:
@@ -309,13 +314,13 @@ class _Fused:
 FUSED = _Fused()
 
 
-def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=None) -> None:
+def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=None) -> ConversionScope:
     """Apply the rules to ``nodes`` (in topological order), extending ``env``
     (Variable -> ONNX value). Also used for inner graphs such as Composite's,
     whose scalar nodes run on whole tensors (``check_shapes=False`` there).
     ``outputs``: the graph's outputs, if known (see ``ConversionScope``).
     A node an earlier rule has converted into its own node (see ``FUSED``) is
-    not converted again."""
+    not converted again. Returns the scope the nodes were converted in."""
     nodes = list(nodes)
     stack = getattr(_scopes, "stack", None)
     if stack is None:
@@ -340,6 +345,7 @@ def convert_nodes(nodes, g, env: dict, *, check_shapes: bool = True, outputs=Non
                 env[var] = value
     finally:
         stack.pop()
+    return scope
 
 
 _NOTE_START = "while converting the node"

@@ -246,12 +246,34 @@ def _has_lazy_branches(scope) -> bool:
     return cached
 
 
-def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=None):
+#: The message of an Elemwise kernel node's failure (``strict_axes``): the
+#: only way such a node fails on the graphs mode ONNX builds is a shape its
+#: inputs do not fit, which PyTensor raises as ValueError.
+SHAPE_MISMATCH = "Input dimension mismatch: the inputs of an element-wise node do not fit (PyTensor's ValueError)"
+
+
+def strict_axes(node) -> list[int]:
+    """``[input, axis, ...]``: the dims of unknown size of the Elemwise
+    ``node``'s inputs. PyTensor broadcasts a dim only where the input's type
+    says it is 1, so at run time each of these must have the output's size,
+    1 or not; the kernel node checks that (``check_strict_axes`` in
+    src/kernels/elemwise.cc). Dims of known size need no check: the model's
+    inputs declare them."""
+    pairs = []
+    for i, var in enumerate(node.inputs):
+        for axis, size in enumerate(var.type.shape):
+            if size is None:
+                pairs += [i, axis]
+    return pairs
+
+
+def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=None, strict=()):
     """The kernel nodes computing ``scalar_outputs`` of the scalar graph on ``values``
     (the ONNX values of ``scalar_inputs``), or None when the kernels cannot.
     One node per output dtype; each reads every input, so its output has the
     shape of all inputs broadcast, as the Elemwise's has, except the outputs
-    flagged in ``sums``: those are summed over every position (0-d)."""
+    flagged in ``sums``: those are summed over every position (0-d).
+    ``strict``: see ``strict_axes``."""
     if not kernels.ops():
         return None
     input_dtypes = [v.dtype for v in values]
@@ -278,6 +300,7 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=N
             program=program.text(),
             output_registers=[registers[i] for i in positions],
             **({"output_sums": summed} if any(summed) else {}),
+            **({"strict_axes": list(strict), "node_name": _shape_check_name()} if strict else {}),
         )
         outs = outs if isinstance(outs, list | tuple) else [outs]
         for i, value in zip(positions, outs):
@@ -295,13 +318,26 @@ def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
 
     readers = summing_readers(node)
     dtypes = [o.type.dtype for o in node.outputs]
-    outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, [r is not None for r in readers])
+    scope = current_scope()
+    strict = strict_axes(node) if scope is not None else []
+    outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, [r is not None for r in readers], strict)
     if outs is None:
         return None
-    scope = current_scope()
+    if scope is not None:
+        scope.checked_in_kernels.add(node)
     for i, reader in enumerate(readers):
         if reader is not None:
             scope.env[reader.outputs[0]] = outs[i]
             scope.converted.add(reader)
             outs[i] = FUSED
     return outs
+
+
+def _shape_check_name() -> str:
+    """The node name that makes the linker raise a kernel node's failure as
+    ValueError (``raise_op.raised_check_error``)."""
+    from pytensor.raise_op import CheckAndRaise
+
+    from pytensor_onnx.dispatch.raise_op import check_node_name
+
+    return check_node_name(CheckAndRaise(ValueError, SHAPE_MISMATCH))

@@ -157,9 +157,10 @@ def test_a_branch_not_taken_is_not_checked(mode):
 def test_exports_check_each_output_mode_onnx_one():
     # An exported model's user may fetch any output; the linker's thunk
     # fetches them all, so one output reading the check fails the run.
+    # (The portable form: in the kernel form the kernel nodes check, below.)
     x, y = pt.vector("x"), pt.vector("y")
     outputs = [x + y, x * y, pt.exp(x)]
-    fn = pytensor.function([x, y], outputs, mode="ONNX")
+    fn = pytensor.function([x, y], outputs, mode=MODES["portable"])
     model = export_onnx([x, y], outputs)
 
     def squeezes(m):
@@ -175,3 +176,24 @@ def test_exports_check_each_output_mode_onnx_one():
     for name in [o.name for o in session.get_outputs()]:
         with pytest.raises(Exception, match=MISMATCH):
             session.run([name], {"x": np.ones(1), "y": np.ones(3)})
+
+
+def test_kernel_nodes_check_their_own_inputs():
+    # Mode ONNX's kernel nodes check PyTensor's rule on their own inputs
+    # (attribute strict_axes): no check nodes of the model's own, and the
+    # failure is PyTensor's ValueError. Element-wise nodes left in the
+    # portable form are still checked by the model.
+    x, y, z = pt.vector("x"), pt.vector("y"), pt.vector("z")
+    fn = pytensor.function([x, y], [pt.exp(x) * y, pt.gammaln(y)], mode=MODES["kernels"])
+    kinds = [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
+    assert set(kinds) == {"Elemwise_float64"}, kinds
+    assert all(node.attribute for node in fn.maker.linker.onnx_model.graph.node)
+    np.testing.assert_allclose(fn(np.ones(3), np.ones(3))[0], np.e * np.ones(3))
+    for feed in ([np.ones(1), np.ones(3)], [np.ones(3), np.ones(1)]):
+        with pytest.raises(ValueError, match=MISMATCH):
+            fn(*feed)
+    # A lone x + z stays a native Add: the model checks it.
+    fn = pytensor.function([x, z], x + z, mode=MODES["kernels"])
+    assert {"Add", "Squeeze"} <= {node.op_type for node in fn.maker.linker.onnx_model.graph.node}
+    with pytest.raises(ValueError, match=MISMATCH):
+        fn(np.ones(3), np.ones(1))
