@@ -264,3 +264,21 @@ def test_constants_of_another_dtype_are_cast_when_built(dtype, rng):
     out = 2 * x + 1
     fn = compare_onnx_and_py([x], out, [np.arange(-3, 4).astype(dtype)])[0]
     assert "Cast" not in onnx_op_types(fn)
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+def test_all_and_any_of_a_vector_of_conditions_are_and_and_or(kernels):
+    # PyMC's check_parameters: pt.all([cond_1, cond_2, ...]). Mode ONNX makes
+    # it and(cond_1, cond_2, ...) (rewriting.local_onnx_reduce_vector_of_bools),
+    # which fuses with the element-wise work around it: no reduction node.
+    a, b, c = pt.scalars("a", "b", "c")
+    conds = [a > 0, b > 1, pt.isnan(c) | (c < 3)]
+    outputs = [pt.switch(pt.all(conds), a * b, -np.inf), pt.any(conds), pt.all(conds[:1])]
+    mode = onnx_mode(kernels=kernels)
+    fn = pytensor.function([a, b, c], outputs, mode=mode)
+    kinds = onnx_op_types(fn)
+    assert not {"ReduceMax", "ReduceMin", "Concat"} & set(kinds), kinds
+    reference = py_function([a, b, c], outputs)
+    for values in [(1.0, 2.0, 0.0), (1.0, 0.5, 0.0), (-1.0, 0.5, 5.0), (1.0, 2.0, np.nan), (-1.0, 2.0, 4.0)]:
+        values = [np.float64(v) for v in values]
+        assert_same_result(fn(*values), reference(*values))
