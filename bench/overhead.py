@@ -4,6 +4,7 @@ Compares, on the same tiny graph (y = 2 * x + 1 on a 4-vector):
   * ONNX mode (``pytensor.function(..., mode="ONNX")``)
   * ONNX mode with ``trust_input=True`` (skips PyTensor's input filtering)
   * bare ``onnxruntime.InferenceSession.run`` on the very model the mode built
+  * bare ``runtime.NativeSession.run``, the session mode ONNX runs it on
   * PyTensor's C mode (and Numba/JAX modes when those are installed)
 Target (issue 13): ONNX mode within 1.1x of bare ``InferenceSession.run``.
 PyTensor's ``Function.__call__`` validates every input before any linker
@@ -33,6 +34,18 @@ def per_call_us(fn) -> float:
     return min(times) / N_CALLS * 1e6
 
 
+def _native_session(onnx_fn):
+    """A native session of the function's model, or None where mode ONNX has none (said on stderr)."""
+    from pytensor_onnx import runtime
+
+    reason = runtime.native_unavailable_reason()
+    if reason is not None:
+        print(f"no native sessions: {reason}", file=sys.stderr)
+        return None
+    linker = onnx_fn.maker.linker
+    return runtime.NativeSession(linker.onnx_model_bytes, linker._input_names, linker._output_names)
+
+
 def main() -> int:
     x = pt.vector("x", dtype="float64")
     y = 2 * x + 1
@@ -51,6 +64,13 @@ def main() -> int:
 
     rows = {
         "bare InferenceSession.run": per_call_us(lambda: session.run(None, {input_name: value})),
+        # What mode ONNX runs by default (runtime.NativeSession): the same
+        # ONNX Runtime through its C API, without the binding's conversions.
+        **(
+            {"bare NativeSession.run": per_call_us(lambda: native.run([value]))}
+            if (native := _native_session(onnx_fn)) is not None
+            else {}
+        ),
         "ONNX mode": per_call_us(lambda: onnx_fn(value)),
         "ONNX mode, trust_input": per_call_us(lambda: trusted(value)),
     }

@@ -215,6 +215,21 @@ def register(options, *, fresh: bool = False) -> None:
         _REGISTERED[id(options)] = options
 
 
+def onnxruntime_api_base() -> int | None:
+    """The address of the ``OrtApiBase`` of the ONNX Runtime the ``onnxruntime``
+    package loaded, or None without the library: ONNX Runtime hands it to the
+    library when it registers it (here, into throwaway session options).
+    ``runtime.native_session`` drives that same runtime through its C API."""
+    import onnxruntime as ort
+
+    if _load()[0] is None:  # (the library, loaded; whether mode ONNX uses its kernels does not matter)
+        return None
+    register(ort.SessionOptions(), fresh=True)
+    library = _library()
+    library.pytensor_onnx_kernels_api_base.restype = ctypes.c_void_p
+    return library.pytensor_onnx_kernels_api_base()
+
+
 def model_uses_kernels(model_bytes: bytes) -> bool:
     """Whether serialized model bytes import the kernel domain (a cheap byte search: the
     domain name appears in the bytes exactly when a node or opset import names it)."""

@@ -19,7 +19,7 @@ from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION, check_opset
 from pytensor_onnx.dispatch.utils import DATA_CHECK
 from pytensor_onnx.rewriting import INCOMPATIBLE_REWRITES, REQUIRED_REWRITES, incompatible_rewrites
 from pytensor_onnx.runtime import check_providers as _check_providers
-from pytensor_onnx.runtime import quiet_session_options
+from pytensor_onnx.runtime import NativeSession, default_session_options, native_unavailable_reason
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -29,24 +29,6 @@ _SESSION_CACHE_SIZE = 64
 # move and the eviction must not interleave (a key evicted between get and
 # move_to_end raised KeyError).
 _SESSION_CACHE_LOCK = threading.Lock()
-
-
-def default_session_options():
-    """Session options tuned for PyTensor-style use, chosen from
-    bench/session_options.py (results in bench/results.md).
-
-    Intra-op threads: ONNX Runtime's default (one per physical core). On the
-    2-core machine it was measured on, 2 threads run the 1e6-element chain
-    1.4x faster than 1 thread, and the MLP gains too; tiny graphs do not use
-    the pool. The pool does not spin while idle: spinning gained nothing
-    measurable on any workload there, and a spinning pool burns a core
-    between calls, slowing the rest of the process (and PyTensor's own
-    Python-side work) on small machines.
-    """
-    options = quiet_session_options()  # (runtime.py: ONNX Runtime logs fatal errors only)
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    return options
 
 
 def _options_key(options) -> tuple:
@@ -62,29 +44,50 @@ def _options_key(options) -> tuple:
     )
 
 
-def get_session(model_bytes: bytes, session_options=None, providers=None):
-    """An InferenceSession for ``model_bytes``; identical models share one."""
+def uses_native_sessions(session_options=None, providers=None) -> bool:
+    """Whether a function with these settings runs on native sessions
+    (``runtime.NativeSession``): mode ONNX's defaults do; session options of
+    the user's, or providers other than the CPU one, go through
+    ``onnxruntime.InferenceSession``, which takes them as they are."""
+    return (
+        session_options is None
+        and (not providers or list(providers) == ["CPUExecutionProvider"])
+        and native_unavailable_reason() is None
+    )
+
+
+def get_session(model_bytes: bytes, session_options=None, providers=None, names=None):
+    """A session for ``model_bytes``; identical models share one. With
+    ``names`` (its input and output names, in the order a run feeds and
+    fetches them) and the defaults, a native session (``uses_native_sessions``),
+    else an InferenceSession."""
     import onnxruntime as ort
 
+    native = names is not None and uses_native_sessions(session_options, providers)
     providers = list(providers) if providers else ["CPUExecutionProvider"]
     key = (hashlib.sha256(model_bytes).digest(), _options_key(session_options), tuple(map(str, providers)))
+    if native:
+        key += ("native", tuple(map(tuple, names)))
     with _SESSION_CACHE_LOCK:
         cached = _SESSION_CACHE.get(key)
         if cached is not None:
             _SESSION_CACHE.move_to_end(key)
             return cached[0]
-    options = session_options if session_options is not None else default_session_options()
-    if kernels.model_uses_kernels(model_bytes):
-        kernels.register(options, fresh=session_options is None)
-    try:
-        # Outside the lock: building a session takes long, and two threads
-        # building the same one only cost time (one of them is kept).
-        session = ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
-    except Exception as exc:  # ORT raises its own exception types
-        raise RuntimeError(
-            f"ONNX Runtime rejected the model built for this graph: {exc}\n"
-            "Export it with pytensor_onnx.export_onnx and check it with `pytensor-onnx validate` to inspect it."
-        ) from exc
+    # Outside the lock: building a session takes long, and two threads
+    # building the same one only cost time (one of them is kept).
+    if native:
+        session = NativeSession(model_bytes, *names)
+    else:
+        options = session_options if session_options is not None else default_session_options()
+        if kernels.model_uses_kernels(model_bytes):
+            kernels.register(options, fresh=session_options is None)
+        try:
+            session = ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
+        except Exception as exc:  # ORT raises its own exception types
+            raise RuntimeError(
+                f"ONNX Runtime rejected the model built for this graph: {exc}\n"
+                "Export it with pytensor_onnx.export_onnx and check it with `pytensor-onnx validate` to inspect it."
+            ) from exc
     with _SESSION_CACHE_LOCK:
         # The options object stays referenced while cached, so its id (part
         # of the key) cannot be reused by other options.
@@ -187,11 +190,17 @@ class ONNXLinker(JITLinker):
             check_each_output=False,  # the thunk fetches every output
         )
         self.onnx_model_bytes = converted.builder.serialize(graph_name="pytensor_graph")
-        self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers)
         self._input_names = tuple(converted.input_names)
         self._output_names = list(converted.output_names)
-        run = self.session._sess.run
         names, outputs = self._input_names, self._output_names
+        self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers, (names, outputs))
+        if isinstance(self.session, NativeSession):
+            native_run = self.session.run
+
+            def run(outputs, feed, run_options):
+                return native_run([feed[name] for name in names])
+        else:
+            run = self.session._sess.run
 
         def run_onnx(*args):
             try:
@@ -324,19 +333,22 @@ class _SessionRunner:
         """Open the session for the current shared values and build the thunk."""
         baked = self.baked if self.rebinds <= MAX_REBINDS else []
         values = [self.cells[i][0] for i in baked]
-        if baked:
-            session = self._baked_session(baked, values)
-        else:
-            session = get_session(self.linker.onnx_model_bytes, self.linker.session_options, self.linker.providers)
-        self.linker.session = session
         fed = [i for i in range(len(self.cells)) if i not in set(baked)]
+        if baked:
+            session = self._baked_session(baked, values, [self.names[i] for i in fed])
+        else:
+            session = get_session(
+                self.linker.onnx_model_bytes, self.linker.session_options, self.linker.providers,
+                (self.names, self.out_names),
+            )
+        self.linker.session = session
         self.checks = tuple(
             (self.cells[i], value, self.containers[i], getattr(self.containers[i], "onnx_value_version", 0))
             for i, value in zip(baked, values)
         )
-        self.run_once = self._make_run(session._sess.run, fed)
+        self.run_once = self._make_run(session, fed)
 
-    def _baked_session(self, baked, values):
+    def _baked_session(self, baked, values, fed_names):
         import onnxruntime as ort
 
         asked = [self.names[i] for i in baked]
@@ -354,6 +366,9 @@ class _SessionRunner:
         model_bytes, names = _core.bake_inputs(self.linker.onnx_model_bytes, asked, arrays, location)
         array_of = dict(zip(asked, arrays))
         arrays = [array_of[name] for name in names]
+        if uses_native_sessions(user_options, self.linker.providers):
+            # The session reads the arrays (NativeSession keeps them alive).
+            return NativeSession(model_bytes, fed_names, self.out_names, dict(zip(names, arrays)))
         if user_options is None:
             options = default_session_options()
             ort_values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]
@@ -383,10 +398,19 @@ class _SessionRunner:
         self.rebinds += 1
         self.bind()
 
-    def _make_run(self, run, fed):
+    def _make_run(self, session, fed):
         import onnxruntime as ort
 
         feeds = tuple((self.names[i], self.cells[i]) for i in fed)
+        if isinstance(session, NativeSession):
+            # (The same calls as ONNX Runtime's binding takes: names, a feed
+            # dict, options; the hot path below feeds it positionally.)
+            native_run = session.run
+
+            def run(out_names, feed, run_options):
+                return native_run([feed[name] for name, _cell in feeds])
+        else:
+            run = session._sess.run
         # A RunOptions of our own rather than None, which makes ONNX Runtime
         # build a default one on every call (0.3 us of a 6 us tiny-graph run,
         # bench/overhead.py). Runs only read it, so concurrent calls share it.
@@ -420,6 +444,20 @@ class _SessionRunner:
                     results[i] = results[i][()]
                 for i in rng_outputs:
                     results[i] = state_generator(results[i])
+                for cell, value in zip(out_cells, results):
+                    cell[0] = value
+                return results
+
+        elif isinstance(session, NativeSession):
+            # The hot path: nothing but the run and the output stores.
+            native_run = session.run
+            fed_cells = tuple(cell for _name, cell in feeds)
+
+            def run_once():
+                try:
+                    results = native_run([cell[0] for cell in fed_cells])
+                except Exception as exc:
+                    fail(exc)
                 for cell, value in zip(out_cells, results):
                     cell[0] = value
                 return results

@@ -8,6 +8,8 @@ of them and the tests can use it.
 from __future__ import annotations
 
 import functools
+import os
+import types
 
 from pytensor_onnx import _core
 
@@ -17,6 +19,28 @@ from pytensor_onnx import _core
 #: one), so its red ``[E:onnxruntime:...]`` line on stderr would only repeat it. Session options
 #: the user passes keep their own level.
 QUIET_LOG_SEVERITY = 4
+
+
+#: The session config entries of mode ONNX's default sessions, chosen from
+#: bench/session_options.py (results in bench/results.md): ONNX Runtime's
+#: intra-op threads (one per physical core: on the 2-core machine measured,
+#: 2 threads run the 1e6-element chain 1.4x faster than 1, and the MLP gains
+#: too; tiny graphs do not use the pool) that do not spin while idle
+#: (spinning gained nothing measurable there, and a spinning pool burns a core
+#: between calls, slowing the rest of the process on small machines).
+DEFAULT_CONFIG_ENTRIES = {
+    "session.intra_op.allow_spinning": "0",
+    "session.inter_op.allow_spinning": "0",
+}
+
+
+def default_session_options():
+    """Mode ONNX's default session options: :data:`QUIET_LOG_SEVERITY` and
+    :data:`DEFAULT_CONFIG_ENTRIES` (a native session is built with the same)."""
+    options = quiet_session_options()
+    for key, value in DEFAULT_CONFIG_ENTRIES.items():
+        options.add_session_config_entry(key, value)
+    return options
 
 
 def quiet_session_options():
@@ -96,3 +120,79 @@ def check_providers(providers):
                 f"(available: {', '.join(available)})"
             )
     return list(providers)
+
+
+#: ``PYTENSOR_ONNX_NATIVE_SESSIONS=0`` (set before the first mode-ONNX
+#: function is compiled) makes mode ONNX run every model through
+#: ``onnxruntime.InferenceSession``, as functions with session options of
+#: their own always do.
+NATIVE_ENV_SWITCH = "PYTENSOR_ONNX_NATIVE_SESSIONS"
+
+
+@functools.cache
+def native_unavailable_reason() -> str | None:
+    """Why mode ONNX's default sessions are not native ones (None when they are).
+
+    A native session (``_core.NativeSession``, src/runtime/session.h) drives
+    the ONNX Runtime that the ``onnxruntime`` package loaded through its C
+    API, from the extension: the feeds and outputs cross into Python as NumPy
+    arrays over ONNX Runtime's memory, without the Python binding's per-call
+    conversions (bench/overhead.py)."""
+    if os.environ.get(NATIVE_ENV_SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
+        return f"{NATIVE_ENV_SWITCH}={os.environ[NATIVE_ENV_SWITCH]} turns them off"
+    if not hasattr(_core, "NativeSession"):
+        return "the extension was built without ONNX Runtime's C API headers or NumPy's headers"
+    from pytensor_onnx import kernels
+
+    base = kernels.onnxruntime_api_base()
+    if not base:
+        return f"the kernel library, which receives ONNX Runtime's C API, is not loaded: {kernels.unavailable_reason()}"
+    try:
+        _core.native_runtime_init(base)
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
+class NativeSession:
+    """A session of the ONNX Runtime the ``onnxruntime`` package loaded, run
+    through its C API (see ``native_unavailable_reason``), with mode ONNX's
+    default options (``default_session_options``). ``run(arrays)``
+    takes the inputs in the order of ``input_names`` and returns the outputs
+    as NumPy arrays that hold ONNX Runtime's memory (no copy). The
+    ``get_inputs``/``get_outputs``/``get_providers`` of an InferenceSession
+    are there for code that inspects a function's session."""
+
+    def __init__(self, model_bytes: bytes, input_names, output_names, initializers=None):
+        from pytensor_onnx import kernels
+
+        names, arrays = zip(*initializers.items()) if initializers else ((), ())
+        library = kernels.library_path() if kernels.model_uses_kernels(model_bytes) else ""
+        if library:
+            kernels.linalg_ops()  # the library's LAPACK routines set before a session can run them
+        try:
+            self._session = _core.NativeSession(
+                model_bytes, list(input_names), list(output_names), list(DEFAULT_CONFIG_ENTRIES.items()),
+                QUIET_LOG_SEVERITY, library or "", list(names), list(arrays),
+            )
+        except RuntimeError as exc:
+            raise RuntimeError(
+                f"ONNX Runtime rejected the model built for this graph: {exc}\n"
+                "Export it with pytensor_onnx.export_onnx and check it with `pytensor-onnx validate` to inspect it."
+            ) from exc
+        self.run = self._session.run
+        self.input_names = tuple(input_names)
+        self.output_names = tuple(output_names)
+
+    def get_inputs(self):
+        return [types.SimpleNamespace(name=name) for name in self.input_names]
+
+    def get_outputs(self):
+        return [types.SimpleNamespace(name=name) for name in self.output_names]
+
+    def get_providers(self):
+        return ["CPUExecutionProvider"]
+
+    def get_session_options(self):
+        """The options the session was built with, as ``onnxruntime.SessionOptions``."""
+        return default_session_options()

@@ -1,6 +1,7 @@
 // The kernel library's entry points: RegisterCustomOps, which ONNX Runtime
 // calls when a session's options load the library, and the description of
 // what the kernels compute, which pytensor_onnx reads (kernels.py).
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,9 +54,19 @@ const Ops& kernel_ops() {
 
 extern "C" {
 
+// The API of the ONNX Runtime that last registered the library: the one the
+// Python package loaded, whose C API pytensor_onnx's native sessions use
+// (src/runtime/session.h) so that the process holds a single ONNX Runtime.
+static std::atomic<const OrtApiBase*> pytensor_onnx_kernels_registering_api_base{nullptr};
+
+__attribute__((visibility("default"))) const OrtApiBase* pytensor_onnx_kernels_api_base() {
+  return pytensor_onnx_kernels_registering_api_base.load();
+}
+
 __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
                                                                                   const OrtApiBase* api_base) {
   using namespace pytensor_onnx::kernels;
+  pytensor_onnx_kernels_registering_api_base.store(api_base);
   const OrtApi* api = api_base->GetApi(PYTENSOR_ONNX_KERNELS_API_VERSION);
   if (api == nullptr) {
     // A runtime older than 1.21 serves no API 21 and so cannot make an

@@ -19,6 +19,10 @@
 #include "recipes/registry.h"
 #include "serialize.h"
 
+#ifdef PYTENSOR_ONNX_NATIVE_RUNTIME
+#include "runtime_bindings.h"
+#endif
+
 namespace nb = nanobind;
 using namespace pytensor_onnx;
 
@@ -257,6 +261,9 @@ NB_MODULE(_core, m) {
 
   nb::exception<BuildError>(m, "OnnxBuildError", PyExc_ValueError);
   nb::exception<UnsupportedError>(m, "OnnxUnsupportedError", PyExc_NotImplementedError);
+#ifdef PYTENSOR_ONNX_NATIVE_RUNTIME
+  bind_runtime(m);
+#endif
 
   m.attr("MIN_OPSET") = kMinOpset;
   m.attr("MAX_KNOWN_OPSET") = kMaxKnownOpset;

@@ -84,7 +84,8 @@ def test_functions_compiled_on_many_threads_share_sessions():
     # Identical graphs: one session (the cache keeps a single one and later
     # compilations reuse it; concurrent get_session calls are tested below).
     later = small_function()
-    assert later.maker.linker.session is linker.get_session(later.maker.linker.onnx_model_bytes)
+    names = (later.maker.linker._input_names, later.maker.linker._output_names)
+    assert later.maker.linker.session is linker.get_session(later.maker.linker.onnx_model_bytes, names=names)
 
 
 def _tiny_model(k):

@@ -1,0 +1,223 @@
+// pytensor_onnx._core.NativeSession: runtime/session.h for Python, feeding
+// NumPy arrays' memory to ONNX Runtime and handing its outputs back as
+// NumPy arrays that own them (no copy either way). Built when ONNX Runtime's
+// C API headers are found, as the kernel library is.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL pytensor_onnx_runtime_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <stdexcept>
+
+#include "runtime_bindings.h"
+#include "session.h"
+
+namespace nb = nanobind;
+using pytensor_onnx::runtime::Initializer;
+using pytensor_onnx::runtime::Session;
+using pytensor_onnx::runtime::Value;
+
+namespace {
+
+// NumPy's C API, imported at the first session (not at import of _core).
+void import_numpy() {
+  static bool imported = [] {
+    if (_import_array() < 0) throw nb::python_error();
+    return true;
+  }();
+  (void)imported;
+}
+
+ONNXTensorElementDataType onnx_type(PyArrayObject* array) {
+  const int size = static_cast<int>(PyArray_ITEMSIZE(array));
+  switch (PyArray_DESCR(array)->kind) {
+    case 'b':
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+    case 'f':
+      if (size == 8) return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+      if (size == 4) return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+      if (size == 2) return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+      break;
+    case 'i':
+      if (size == 8) return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+      if (size == 4) return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+      if (size == 2) return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
+      if (size == 1) return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
+      break;
+    case 'u':
+      if (size == 8) return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64;
+      if (size == 4) return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32;
+      if (size == 2) return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16;
+      if (size == 1) return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+      break;
+    default:
+      break;
+  }
+  throw nb::type_error(("ONNX Runtime takes no arrays of NumPy dtype " +
+                        nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array))))))
+                           .c_str());
+}
+
+int numpy_type(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return NPY_BOOL;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return NPY_FLOAT64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return NPY_FLOAT32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return NPY_FLOAT16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return NPY_INT64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return NPY_INT32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return NPY_INT16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return NPY_INT8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64: return NPY_UINT64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32: return NPY_UINT32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16: return NPY_UINT16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return NPY_UINT8;
+    default:
+      throw std::runtime_error("an output of ONNX element type " + std::to_string(static_cast<int>(type)) +
+                               " has no NumPy dtype here");
+  }
+}
+
+// `object` as a C-contiguous, aligned NumPy array in the machine's byte
+// order (itself when it is one).
+nb::object as_array(nb::handle object) {
+  PyObject* array = PyArray_FROM_OF(object.ptr(), NPY_ARRAY_IN_ARRAY | NPY_ARRAY_NOTSWAPPED);
+  if (array == nullptr) throw nb::python_error();
+  return nb::steal(array);
+}
+
+// An ONNX Runtime value over a NumPy array's memory.
+Value borrow(nb::handle array_object) {
+  auto* array = reinterpret_cast<PyArrayObject*>(array_object.ptr());
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp* dims = PyArray_DIMS(array);
+  std::vector<int64_t> shape(dims, dims + ndim);
+  return pytensor_onnx::runtime::borrowed_tensor(PyArray_DATA(array), static_cast<size_t>(PyArray_NBYTES(array)),
+                                                 shape, onnx_type(array));
+}
+
+void release_capsule(PyObject* capsule) {
+  Value(static_cast<OrtValue*>(PyCapsule_GetPointer(capsule, "pytensor_onnx.OrtValue")));
+}
+
+// An output as a NumPy array that owns the ONNX Runtime value.
+nb::object to_numpy(Value value) {
+  const OrtApi& a = pytensor_onnx::runtime::api();
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  pytensor_onnx::runtime::check(a.GetTensorTypeAndShape(value.get(), &info));
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  size_t ndim = 0, count = 0;
+  OrtStatus* status = a.GetTensorElementType(info, &type);
+  if (status == nullptr) status = a.GetDimensionsCount(info, &ndim);
+  std::vector<int64_t> dims(ndim);
+  if (status == nullptr && ndim > 0) status = a.GetDimensions(info, dims.data(), ndim);
+  if (status == nullptr) status = a.GetTensorShapeElementCount(info, &count);
+  a.ReleaseTensorTypeAndShapeInfo(info);
+  pytensor_onnx::runtime::check(status);
+  std::vector<npy_intp> shape(dims.begin(), dims.end());
+  const int dtype = numpy_type(type);
+  if (count == 0) {
+    // (No memory to share: ONNX Runtime may give none for an empty tensor.)
+    PyObject* empty = PyArray_SimpleNew(static_cast<int>(ndim), shape.data(), dtype);
+    if (empty == nullptr) throw nb::python_error();
+    return nb::steal(empty);
+  }
+  void* data = nullptr;
+  pytensor_onnx::runtime::check(a.GetTensorMutableData(value.get(), &data));
+  PyObject* array = PyArray_SimpleNewFromData(static_cast<int>(ndim), shape.data(), dtype, data);
+  if (array == nullptr) throw nb::python_error();
+  nb::object result = nb::steal(array);
+  PyObject* capsule = PyCapsule_New(value.get(), "pytensor_onnx.OrtValue", release_capsule);
+  if (capsule == nullptr) throw nb::python_error();
+  value.release();  // the capsule owns it now
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), capsule) < 0) {
+    throw nb::python_error();  // (SetBaseObject has released the capsule)
+  }
+  return result;
+}
+
+// A session together with the arrays its initializers read.
+// (Members in this order: the session goes first, then the values its
+// initializers are, then the arrays they read.)
+struct NativeSession {
+  std::vector<nb::object> initializer_arrays;
+  std::vector<Initializer> initializers;
+  std::unique_ptr<Session> session;
+
+  nb::list run(nb::handle inputs) {
+    if (!PyList_Check(inputs.ptr()) && !PyTuple_Check(inputs.ptr())) {
+      throw nb::type_error("NativeSession.run takes a list or tuple of arrays");
+    }
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(inputs.ptr());
+    PyObject** items = PySequence_Fast_ITEMS(inputs.ptr());
+    std::vector<nb::object> arrays;
+    std::vector<Value> values;
+    std::vector<OrtValue*> raw;
+    arrays.reserve(static_cast<size_t>(n));
+    values.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      arrays.push_back(as_array(items[i]));
+      values.push_back(borrow(arrays.back()));
+      raw.push_back(values.back().get());
+    }
+    std::vector<Value> outputs;
+    {
+      nb::gil_scoped_release released;
+      outputs = session->run(raw);
+    }
+    nb::list results;
+    for (Value& out : outputs) results.append(to_numpy(std::move(out)));
+    return results;
+  }
+};
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  // Sessions are cached module-wide (linker.get_session) and held by
+  // compiled functions in users' globals: many are alive when the
+  // interpreter exits, and nanobind would list each as a leak.
+  nb::set_leak_warnings(false);
+  m.def(
+      "native_runtime_init",
+      [](uintptr_t api_base) {
+        pytensor_onnx::runtime::set_api(reinterpret_cast<const OrtApiBase*>(api_base));
+      },
+      nb::arg("api_base"),
+      "Give the native sessions the C API of the ONNX Runtime the Python package loaded (the address of its "
+      "OrtApiBase, as the kernel library received it).");
+  m.def("native_runtime_ready", &pytensor_onnx::runtime::has_api);
+  nb::class_<NativeSession>(m, "NativeSession")
+      .def(
+          "__init__",
+          [](NativeSession* self, nb::bytes model, std::vector<std::string> input_names,
+             std::vector<std::string> output_names, std::vector<std::pair<std::string, std::string>> config_entries,
+             int log_severity, std::string kernel_library, std::vector<std::string> initializer_names,
+             std::vector<nb::object> initializer_values) {
+            import_numpy();
+            if (initializer_names.size() != initializer_values.size()) {
+              throw std::invalid_argument("one array per initializer name");
+            }
+            new (self) NativeSession();
+            for (size_t i = 0; i < initializer_names.size(); ++i) {
+              self->initializer_arrays.push_back(as_array(initializer_values[i]));
+              self->initializers.push_back({initializer_names[i], borrow(self->initializer_arrays.back())});
+            }
+            std::string bytes(static_cast<const char*>(model.data()), model.size());
+            nb::gil_scoped_release released;
+            pytensor_onnx::runtime::SessionConfig config{std::move(config_entries), log_severity,
+                                                         std::move(kernel_library)};
+            self->session = std::make_unique<Session>(bytes, input_names, output_names, config, self->initializers);
+          },
+          nb::arg("model"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("config_entries"),
+          nb::arg("log_severity"), nb::arg("kernel_library"), nb::arg("initializer_names"),
+          nb::arg("initializer_values"))
+      .def("run", &NativeSession::run, nb::arg("inputs"),
+           "Run on `inputs` (a list or tuple of arrays, in the order of input_names); the outputs as NumPy arrays.")
+      .def_prop_ro("input_names", [](const NativeSession& s) { return s.session->input_names(); })
+      .def_prop_ro("output_names", [](const NativeSession& s) { return s.session->output_names(); });
+}

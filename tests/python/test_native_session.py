@@ -1,0 +1,155 @@
+"""Mode ONNX's native sessions (pytensor_onnx/runtime.py NativeSession,
+src/runtime/session.h): the ONNX Runtime the onnxruntime package loaded,
+driven through its C API from the extension. They must give what an
+onnxruntime.InferenceSession gives on the same model, for every dtype and
+layout PyTensor feeds, and fail the same way."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import onnxruntime as ort
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from pytensor_onnx import onnx_mode, runtime
+from pytensor_onnx.runtime import NativeSession
+
+
+def _both(inputs, outputs, **kwargs):
+    """The function on a native session, and on an InferenceSession (session options of the user's)."""
+    native = pytensor.function(inputs, outputs, mode=onnx_mode(), **kwargs)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    binding = pytensor.function(inputs, outputs, mode=onnx_mode(session_options=options), **kwargs)
+    assert isinstance(native.maker.linker.session, NativeSession)
+    assert isinstance(binding.maker.linker.session, ort.InferenceSession)
+    return native, binding
+
+
+def _assert_identical(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_native_sessions_are_built_here():
+    # CI builds the extension with ONNX Runtime's and NumPy's headers: the
+    # native path must be the one mode ONNX takes, not a silent fallback.
+    assert runtime.native_unavailable_reason() is None
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16",
+              "uint8", "bool"]
+)
+def test_every_dtype_in_and_out(dtype, rng):
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    y = pt.tensor("y", dtype=dtype, shape=(None,))
+    outputs = [x, pt.switch(x > y, x, y), x.sum(axis=0) if dtype != "bool" else pt.any(x, axis=0)]
+    native, binding = _both([x, y], outputs)
+    value = (rng.normal(size=(3, 4)) * 10).astype(dtype)
+    for feed in ([value, value[0]], [value[:0], value[0]], [value[:, :0], value[0, :0]]):
+        _assert_identical(native(*feed), binding(*feed))
+
+
+def test_zero_d_scalars_views_and_non_contiguous_inputs(rng):
+    x = pt.matrix("x")
+    s = pt.scalar("s")
+    k = pt.lscalar("k")
+    outputs = [pt.exp(x) * s + k, (x * s).sum(), k * 2]
+    native, binding = _both([x, s, k], outputs)
+    base = rng.normal(size=(6, 8))
+    for value in (base, base.T, base[::2, 1::3], np.asfortranarray(base), base.astype(">f8")):
+        _assert_identical(native(value, np.float64(0.5), np.int64(3)), binding(value, np.float64(0.5), np.int64(3)))
+
+
+def test_outputs_are_arrays_of_their_own(rng):
+    # Each output holds ONNX Runtime's memory for that run: a later run does not change it.
+    x = pt.vector("x")
+    native = pytensor.function([x], [pt.exp(x), x + 1], mode=onnx_mode())
+    first = native(np.zeros(3))
+    second = native(np.ones(3))
+    np.testing.assert_array_equal(first[0], np.ones(3))
+    np.testing.assert_array_equal(second[0], np.full(3, np.e))
+    first[1][:] = -1.0  # writable, as PyTensor's outputs are
+    np.testing.assert_array_equal(native(np.zeros(3))[1], np.ones(3))
+    del first, second
+
+
+def test_failures_raise_what_the_binding_raises():
+    x, y = pt.vector("x"), pt.vector("y")
+    i = pt.lscalar("i")
+    native, binding = _both([x, y, i], [pt.gammaln(x * y), x[i]])
+    for feed, error in [
+        ((np.ones(3), np.ones(1), np.int64(0)), ValueError),   # a broadcast PyTensor refuses
+        ((np.ones(3), np.ones(3), np.int64(5)), IndexError),   # an index out of range
+    ]:
+        for fn in (native, binding):
+            with pytest.raises(error):
+                fn(*feed)
+
+
+def test_a_wrong_input_dtype_with_trust_input_fails_with_onnx_runtimes_message():
+    x = pt.vector("x")
+    native = pytensor.function([x], x * 2, mode=onnx_mode())
+    native.trust_input = True
+    with pytest.raises(RuntimeError, match="(?i)type"):
+        native(np.ones(3, dtype="float32"))
+    with pytest.raises(RuntimeError, match="takes no arrays of NumPy dtype <U1"):
+        native(np.array(["a", "b"]))
+
+
+def test_baked_shared_values_and_their_updates(rng):
+    w = pytensor.shared(rng.normal(size=(4, 3)), name="w")
+    x = pt.matrix("x")
+    native, binding = _both([x], pt.tanh(x @ w))
+    value = rng.normal(size=(2, 4))
+    _assert_identical([native(value)], [binding(value)])
+    assert [i.name for i in native.maker.linker.session.get_inputs()] == [i.name for i in binding.maker.linker.session.get_inputs()]
+    w.set_value(w.get_value() * 2)
+    _assert_identical([native(value)], [binding(value)])
+    np.testing.assert_allclose(native(value), np.tanh(value @ w.get_value()), rtol=1e-15)
+
+
+def test_concurrent_calls_give_the_single_threaded_results(rng):
+    x = pt.vector("x")
+    fn = pytensor.function([x], [pt.gammaln(pt.exp(x) + 1).sum(), pt.erf(x)], mode=onnx_mode())
+    values = [rng.normal(size=1000) for _ in range(8)]
+    expected = [fn(v) for v in values]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(50):
+                got = fn.copy()(values[k]) if k % 2 else fn(values[k])
+                for g, e in zip(got, expected[k], strict=True):
+                    np.testing.assert_array_equal(g, e)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_the_environment_switch_turns_them_off():
+    code = (
+        "import numpy as np, pytensor, pytensor.tensor as pt, onnxruntime as ort, pytensor_onnx\n"
+        "from pytensor_onnx import runtime\n"
+        "x = pt.vector('x'); f = pytensor.function([x], x + 1, mode='ONNX')\n"
+        "assert isinstance(f.maker.linker.session, ort.InferenceSession), f.maker.linker.session\n"
+        "assert f(np.ones(2)).tolist() == [2.0, 2.0]\n"
+        "print(runtime.native_unavailable_reason())\n"
+    )
+    env = dict(os.environ, PYTENSOR_ONNX_NATIVE_SESSIONS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "PYTENSOR_ONNX_NATIVE_SESSIONS=0 turns them off" in out.stdout
