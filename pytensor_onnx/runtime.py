@@ -150,7 +150,9 @@ def native_unavailable_reason() -> str | None:
     try:
         _core.native_runtime_init(base)
     except RuntimeError as exc:
-        return str(exc)
+        import onnxruntime as ort
+
+        return f"ONNX Runtime {ort.__version__}: {exc}"
     return None
 
 

@@ -9,17 +9,12 @@ namespace {
 const OrtApi* g_api = nullptr;
 std::mutex g_api_mutex;
 
-// The environment: ONNX Runtime keeps one per process (a CreateEnv after the
-// Python binding's returns that one). Held for the life of the process:
-// sessions, and arrays made from their outputs, may outlive any owner here.
-OrtEnv* environment() {
-  static OrtEnv* env = [] {
-    OrtEnv* made = nullptr;
-    check(api().CreateEnv(ORT_LOGGING_LEVEL_FATAL, "pytensor_onnx", &made));
-    return made;
-  }();
-  return env;
-}
+// The environment (set_api): ONNX Runtime keeps one per process, shared
+// with its Python binding. Held for the life of the process: sessions, and
+// arrays made from their outputs, may outlive any owner here.
+OrtEnv* g_env = nullptr;
+
+OrtEnv* environment() { return g_env; }
 
 const OrtMemoryInfo* cpu_memory() {
   static std::unique_ptr<OrtMemoryInfo, MemoryInfoDeleter> info = [] {
@@ -37,7 +32,18 @@ void set_api(const OrtApiBase* base) {
   if (g_api != nullptr) return;
   const OrtApi* served = base == nullptr ? nullptr : base->GetApi(21);
   if (served == nullptr) throw std::runtime_error("the loaded ONNX Runtime serves no C API version 21 (1.21 or newer)");
+  // The environment must be the Python binding's: ONNX Runtime 1.32 hands
+  // it to CreateEnv; 1.21's binding keeps its own, and CreateEnv then fails
+  // ("Only one instance of LoggingManager ..."). Found out here, once.
+  OrtEnv* env = nullptr;
+  if (OrtStatus* status = served->CreateEnv(ORT_LOGGING_LEVEL_FATAL, "pytensor_onnx", &env)) {
+    std::string message = served->GetErrorMessage(status);
+    served->ReleaseStatus(status);
+    throw std::runtime_error("this ONNX Runtime gives its C API no access to the environment of its Python binding (" +
+                             message + ")");
+  }
   g_api = served;
+  g_env = env;
 }
 
 bool has_api() {
