@@ -53,7 +53,8 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, std:
 // axes beyond it are dropped, failing as that Squeeze would unless they are 1,
 // and the shape is padded with leading 1s to that rank.
 void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<int64_t>& out) {
-  size_t out_rank = rank >= 0 ? static_cast<size_t>(rank) : 0;
+  thread_local std::vector<const std::vector<int64_t>*> shapes;
+  shapes.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<int64_t>& shape = inputs[i].shape;
     if (rank >= 0 && shape.size() > static_cast<size_t>(rank)) {
@@ -65,25 +66,10 @@ void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<int64
       }
       shape.erase(shape.begin(), shape.begin() + extra);
     }
-    out_rank = std::max(out_rank, shape.size());
+    shapes.push_back(&shape);
   }
-  out.assign(out_rank, 1);
-  for (const ArrayArg& input : inputs) {
-    const std::vector<int64_t>& s = input.shape;
-    const size_t offset = out_rank - s.size();
-    for (size_t d = 0; d < s.size(); ++d) {
-      int64_t& o = out[offset + d];
-      if (s[d] < 0) throw std::invalid_argument("negative dimension in shape " + shape_text(s));
-      if (s[d] == o || s[d] == 1) continue;
-      if (o == 1) {
-        o = s[d];
-        continue;
-      }
-      std::string all;
-      for (const ArrayArg& t : inputs) all += (all.empty() ? "" : " ") + shape_text(t.shape);
-      throw std::invalid_argument("input shapes " + all + " do not broadcast");
-    }
-  }
+  broadcast_into(shapes, out);
+  if (rank >= 0 && out.size() < static_cast<size_t>(rank)) out.insert(out.begin(), rank - out.size(), 1);
 }
 
 // PyTensor broadcasts a dim only where an input's type says it is 1: pairs

@@ -171,11 +171,12 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes) {
+void broadcast_into(const std::vector<const std::vector<int64_t>*>& shapes, std::vector<int64_t>& out) {
   size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  std::vector<int64_t> out(rank, 1);
-  for (const auto& s : shapes) {
+  for (const auto* s : shapes) rank = std::max(rank, s->size());
+  out.assign(rank, 1);
+  for (const auto* shape : shapes) {
+    const std::vector<int64_t>& s = *shape;
     const size_t offset = rank - s.size();
     for (size_t d = 0; d < s.size(); ++d) {
       int64_t& o = out[offset + d];
@@ -186,10 +187,17 @@ std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& s
         continue;
       }
       std::string all;
-      for (const auto& t : shapes) all += (all.empty() ? "" : " ") + shape_text(t);
+      for (const auto* t : shapes) all += (all.empty() ? "" : " ") + shape_text(*t);
       throw std::invalid_argument("input shapes " + all + " do not broadcast");
     }
   }
+}
+
+std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<const std::vector<int64_t>*> pointers;
+  for (const auto& s : shapes) pointers.push_back(&s);
+  std::vector<int64_t> out;
+  broadcast_into(pointers, out);
   return out;
 }
 

@@ -23,6 +23,8 @@ std::string shape_text(const std::vector<int64_t>& shape);
 
 // NumPy broadcasting of `shapes`; throws std::invalid_argument naming them.
 std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes);
+// The same into `out` (whose storage a kernel reuses from run to run).
+void broadcast_into(const std::vector<const std::vector<int64_t>*>& shapes, std::vector<int64_t>& out);
 
 // Runs `task(0) ... task(n - 1)`, possibly in parallel (ONNX Runtime's
 // intra-op pool in a session).
