@@ -217,7 +217,10 @@ sanitize: venv
 # (every BuildError). ASan's quarantine of freed memory is bounded to 64 MB
 # so resident-memory checks (test_concurrency) stay meaningful; they add the
 # quarantine to their bound. tools/sanitize_python makes
-# `import pytensor_onnx._core` load the sanitizer build.
+# `import pytensor_onnx._core` load the sanitizer build; the kernel library is
+# built beside it, where kernels.library_path() looks first (without it mode
+# ONNX would run the portable graph, and the native sessions, which get ONNX
+# Runtime's C API through it, would not be made).
 SANITIZE_PY_BUILD := build/sanitize-python
 SANITIZE_PYTEST ?= tests/python
 SANITIZE_PY_ENV := LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so.6)" \
@@ -225,6 +228,6 @@ SANITIZE_PY_ENV := LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) 
 	PYTHONPATH=$(abspath tools/sanitize_python) PYTENSOR_ONNX_CORE=$$(ls $(abspath $(SANITIZE_PY_BUILD))/_core*.so)
 
 sanitize-python: build
-	$(LOCK) sh -c 'cmake -S . -B $(SANITIZE_PY_BUILD) $(SANITIZE_CMAKE) -DPYTENSOR_ONNX_BUILD_PYTHON=ON >/dev/null && cmake --build $(SANITIZE_PY_BUILD) --target _core'
+	$(LOCK) sh -c 'cmake -S . -B $(SANITIZE_PY_BUILD) $(SANITIZE_CMAKE) -DPYTENSOR_ONNX_BUILD_PYTHON=ON >/dev/null && cmake --build $(SANITIZE_PY_BUILD) --target _core pytensor_onnx_kernels'
 	$(SANITIZE_PY_ENV) $(PY) -c 'import pytensor_onnx._core as c; assert "$(SANITIZE_PY_BUILD)" in c.__file__, c.__file__; print("sanitized core:", c.__file__)'
 	$(SANITIZE_PY_ENV) $(PY) -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider $(SANITIZE_PYTEST)
