@@ -85,6 +85,23 @@ TEST(BuilderRobustness, LoopTakesATripCountWithoutCondition) {
 // repeats and k by position: inputs of the wrong rank or length were read
 // past their end (found by comparing two inference tables on random nodes;
 // ASan names the read under `make sanitize`). Each is refused instead.
+TEST(BuilderRobustness, ElementwiseGathersAndScattersTakeAnAxisOfTheirData) {
+  // Found by CI's fresh-seed core fuzzer (seed 1469835646): GatherElements
+  // with axis 1 on a vector built, and ONNX Runtime failed the run.
+  GraphBuilder g(13);
+  Value* v = g.input("v", DType::Float64, dims({3}));
+  Value* m = g.input("m", DType::Float64, dims({2, 3}));
+  Value* u = g.input("u", DType::Float64, dims({1}));
+  Value* idx = g.int64s({0});
+  EXPECT_THROW(g.op1("GatherElements", {v, idx}, {{"axis", int64_t{1}}}), BuildError);
+  EXPECT_THROW(g.op1("GatherElements", {m, idx}, {{"axis", int64_t{0}}}), BuildError);  // indices of rank 1
+  EXPECT_THROW(g.op1("ScatterElements", {v, idx, u}, {{"axis", int64_t{-2}}}), BuildError);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  Value* ok = g.op1("GatherElements", {v, idx}, {{"axis", int64_t{-1}}});
+  EXPECT_EQ(sizes_of(ok), (std::vector<int64_t>{1}));
+  EXPECT_EQ(sizes_of(g.op1("ScatterElements", {v, idx, u}, {{"axis", int64_t{0}}})), (std::vector<int64_t>{3}));
+}
+
 TEST(BuilderRobustness, ShapeLikeInputsOfTheWrongRankOrLengthAreRefused) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::Float64, dims({2, 3}));

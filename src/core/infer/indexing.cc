@@ -20,8 +20,25 @@ void gather(Node& node) {
   y->shape = out;
 }
 
+namespace {
+
+// GatherElements and ScatterElements: `axis` is an axis of the data, whose
+// rank the indices share (ONNX's checker does not see either at build time;
+// ONNX Runtime fails the run).
+void require_elements_layout(const Node& node, const Shape& data, const Shape& indices) {
+  if (!data) return;
+  normalize_axis(node.attrs.get_int("axis", 0), data->size(), node);
+  if (indices && indices->size() != data->size()) {
+    throw BuildError(node.op_type + ": indices of rank " + std::to_string(indices->size()) + " for data of rank " +
+                     std::to_string(data->size()) + " (they must be equal)");
+  }
+}
+
+}  // namespace
+
 void gather_elements(Node& node) {
   set_dtypes(node, first_dtype(node));
+  require_elements_layout(node, node.input(0)->shape, node.input(1)->shape);
   Value* y = node.outputs[0];
   y->shape = node.input(1)->shape;
 }
@@ -41,6 +58,7 @@ void gather_nd(Node& node) {
 
 void scatter(Node& node) {
   const Shape in = keep_dtype(node);
+  if (node.op_type == "ScatterElements") require_elements_layout(node, in, node.input(1)->shape);
   Value* y = node.outputs[0];
   y->shape = in;
 }
