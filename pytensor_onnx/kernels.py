@@ -219,7 +219,7 @@ def onnxruntime_api_base() -> int | None:
     """The address of the ``OrtApiBase`` of the ONNX Runtime the ``onnxruntime``
     package loaded, or None without the library: ONNX Runtime hands it to the
     library when it registers it (here, into throwaway session options).
-    ``runtime.native_session`` drives that same runtime through its C API."""
+    ``runtime.NativeSession`` drives that same runtime through its C API."""
     import onnxruntime as ort
 
     if _load()[0] is None:  # (the library, loaded; whether mode ONNX uses its kernels does not matter)

@@ -194,13 +194,7 @@ class ONNXLinker(JITLinker):
         self._output_names = list(converted.output_names)
         names, outputs = self._input_names, self._output_names
         self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers, (names, outputs))
-        if isinstance(self.session, NativeSession):
-            native_run = self.session.run
-
-            def run(outputs, feed, run_options):
-                return native_run([feed[name] for name in names])
-        else:
-            run = self.session._sess.run
+        run = self.session.run_feed if isinstance(self.session, NativeSession) else self.session._sess.run
 
         def run_onnx(*args):
             try:
@@ -402,15 +396,8 @@ class _SessionRunner:
         import onnxruntime as ort
 
         feeds = tuple((self.names[i], self.cells[i]) for i in fed)
-        if isinstance(session, NativeSession):
-            # (The same calls as ONNX Runtime's binding takes: names, a feed
-            # dict, options; the hot path below feeds it positionally.)
-            native_run = session.run
-
-            def run(out_names, feed, run_options):
-                return native_run([feed[name] for name, _cell in feeds])
-        else:
-            run = session._sess.run
+        # (The hot path below feeds a native session positionally.)
+        run = session.run_feed if isinstance(session, NativeSession) else session._sess.run
         # A RunOptions of our own rather than None, which makes ONNX Runtime
         # build a default one on every call (0.3 us of a 6 us tiny-graph run,
         # bench/overhead.py). Runs only read it, so concurrent calls share it.

@@ -186,6 +186,11 @@ class NativeSession:
         self.input_names = tuple(input_names)
         self.output_names = tuple(output_names)
 
+    def run_feed(self, output_names, feed, run_options=None):
+        """``InferenceSession._sess.run``'s call: a feed dict by input name (the
+        outputs are always ``output_names``, in order)."""
+        return self.run([feed[name] for name in self.input_names])
+
     def get_inputs(self):
         return [types.SimpleNamespace(name=name) for name in self.input_names]
 

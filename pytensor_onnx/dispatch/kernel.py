@@ -12,6 +12,8 @@ rules.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytensor.scalar.basic as ps
 import pytensor.scalar.math as psm
@@ -333,6 +335,7 @@ def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
     return outs
 
 
+@functools.cache
 def _shape_check_name() -> str:
     """The node name that makes the linker raise a kernel node's failure as
     ValueError (``raise_op.raised_check_error``)."""

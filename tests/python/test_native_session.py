@@ -104,6 +104,28 @@ def test_outputs_are_arrays_of_their_own(rng):
 
 
 @needs_native
+def test_outputs_outlive_their_session():
+    # An output holds its ONNX Runtime value (and that value its allocator):
+    # the session may go first.
+    import gc
+
+    from pytensor_onnx import linker
+
+    x = pt.vector("x")
+    fn = pytensor.function([x], [pt.exp(x) * 2, pt.gammaln(x + 1)], mode=onnx_mode())
+    assert isinstance(fn.maker.linker.session, NativeSession)
+    outs = fn(np.arange(1000.0) / 100)
+    want = [o.copy() for o in outs]
+    del fn
+    with linker._SESSION_CACHE_LOCK:
+        linker._SESSION_CACHE.clear()
+    gc.collect()
+    _ = [np.random.rand(1000) for _ in range(100)]  # reuse freed memory, if any was freed
+    for got, expected in zip(outs, want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+@needs_native
 def test_failures_raise_what_the_binding_raises():
     x, y = pt.vector("x"), pt.vector("y")
     i = pt.lscalar("i")
