@@ -6,6 +6,7 @@
 #include "scalar_ops.h"
 #include "scipy_special.h"
 #include "special.h"
+#include "special_bessel_j01.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -216,6 +217,8 @@ const Entry kOps[] = {
     from_scipy<Special1<scipy_special::erfcx>, 1>("Erfcx"),
     same<Special1<special::i0>, 1, kFloats>("I0"),
     same<Special1<special::i1>, 1, kFloats>("I1"),
+    same<Special1<special::j0>, 1, kFloats>("J0"),
+    same<Special1<special::j1>, 1, kFloats>("J1"),
     same<s::Clip, 3, kNumbers>("Clip"),
     same<s::AND, 2, kInts | kBool>("AND"),
     same<s::OR, 2, kInts | kBool>("OR"),
