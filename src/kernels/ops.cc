@@ -7,6 +7,7 @@
 #include "scipy_special.h"
 #include "special.h"
 #include "special_bessel_j01.h"
+#include "special_betaincinv.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -214,6 +215,7 @@ const Entry kOps[] = {
     same<Special2<special::gammaincinv>, 2, kFloats>("GammaIncInv"),
     same<Special2<special::gammainccinv>, 2, kFloats>("GammaIncCInv"),
     same<Special2<special::owens_t>, 2, kFloats>("Owens_t"),
+    same<Special3<special::betaincinv>, 3, kFloats>("BetaIncInv"),
     from_scipy<Special1<scipy_special::erfcx>, 1>("Erfcx"),
     same<Special1<special::i0>, 1, kFloats>("I0"),
     same<Special1<special::i1>, 1, kFloats>("I1"),

@@ -15,6 +15,13 @@ double erfcinv(double x);
 double gammainc(double a, double x);   // regularized lower incomplete gamma P(a, x)
 double gammaincc(double a, double x);  // regularized upper incomplete gamma Q(a, x)
 double betainc(double a, double b, double x);  // regularized incomplete beta I_x(a, b)
+// I_x(a, b) given both x and y = 1 - x, exact (0 < x < 1): the small one of
+// them goes to Boost, so neither carries the other's rounding.
+double betainc_xy(double a, double b, double x, double y);
+// Boost's inverse of I_x(a, b) in x, for 0 < y < 1 and finite a, b > 0:
+// x, with 1 - x in `one_minus_x` (a start for betaincinv's polishing steps:
+// in its tails it is far less accurate than they make it).
+double betaincinv_estimate(double a, double b, double y, double* one_minus_x);
 double gammaincinv(double a, double y);        // x with P(a, x) = y
 double gammainccinv(double a, double y);       // x with Q(a, x) = y
 double owens_t(double h, double a);
