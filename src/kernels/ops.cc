@@ -7,6 +7,7 @@
 #include "scipy_special.h"
 #include "special.h"
 #include "special_bessel_j01.h"
+#include "special_bessel_jv.h"
 #include "special_betaincinv.h"
 
 namespace pytensor_onnx::kernels {
@@ -221,6 +222,7 @@ const Entry kOps[] = {
     same<Special1<special::i1>, 1, kFloats>("I1"),
     same<Special1<special::j0>, 1, kFloats>("J0"),
     same<Special1<special::j1>, 1, kFloats>("J1"),
+    same<Special2<special::jv>, 2, kFloats>("Jv"),
     same<s::Clip, 3, kNumbers>("Clip"),
     same<s::AND, 2, kInts | kBool>("AND"),
     same<s::OR, 2, kInts | kBool>("OR"),
