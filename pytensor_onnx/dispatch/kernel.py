@@ -19,7 +19,7 @@ import pytensor.scalar.basic as ps
 import pytensor.scalar.math as psm
 from pytensor.graph.basic import Constant
 
-from pytensor_onnx import kernels
+from pytensor_onnx import compat, kernels
 
 #: PyTensor's scalar ops the kernels evaluate, by their kernel op name
 #: (``src/kernels/ops.cc``). Exact classes only: a subclass may compute
@@ -36,9 +36,11 @@ _KERNEL_NAMES = {
         psm.Erf, psm.Erfc, psm.Sigmoid, psm.Softplus, psm.Log1mexp, psm.GammaLn, psm.Gamma, psm.Psi,
         psm.TriGamma, psm.Erfinv, psm.Erfcinv, psm.GammaInc, psm.GammaIncC, psm.BetaInc, psm.GammaIncInv,
         psm.GammaIncCInv, psm.Owens_t, psm.I0, psm.I1, psm.Erfcx, psm.J0, psm.J1,
-        psm.Jv, psm.BetaIncInv,
+        psm.Jv, psm.Ive, psm.Kve, psm.BetaIncInv,
     )
 }
+if compat.Iv is not None:  # PyTensor 2.38's (PyTensor 3 writes iv as ive times exp(|x|))
+    _KERNEL_NAMES[compat.Iv] = "Iv"
 
 #: Variadic PyTensor ops folded into a chain of the kernels' binary op.
 _FOLDED = {ps.Add, ps.Mul, ps.AND, ps.OR, ps.XOR, ps.Maximum, ps.Minimum}

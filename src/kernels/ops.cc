@@ -7,8 +7,10 @@
 #include "scipy_special.h"
 #include "special.h"
 #include "special_bessel_j01.h"
+#include "special_bessel_ik.h"
 #include "special_bessel_jv.h"
 #include "special_betaincinv.h"
+#include "special_owens_t.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -223,6 +225,9 @@ const Entry kOps[] = {
     same<Special1<special::j0>, 1, kFloats>("J0"),
     same<Special1<special::j1>, 1, kFloats>("J1"),
     same<Special2<special::jv>, 2, kFloats>("Jv"),
+    same<Special2<special::ive>, 2, kFloats>("Ive"),
+    same<Special2<special::iv>, 2, kFloats>("Iv"),
+    same<Special2<special::kve>, 2, kFloats>("Kve"),
     same<s::Clip, 3, kNumbers>("Clip"),
     same<s::AND, 2, kInts | kBool>("AND"),
     same<s::OR, 2, kInts | kBool>("OR"),

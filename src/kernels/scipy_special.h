@@ -8,7 +8,8 @@
 // erfcx. SciPy's j0, j1, jv, ive, kve, betaincinv, hyp2f1 and owens_t drift
 // from mpmath where the recipes do not (tests/python/test_special_*.py,
 // "scipy_differs": AMOS's NaN for x beyond ~1e9, hyp2f1's inf near z = 1,
-// ...), so those stay portable (owens_t: Boost.Math).
+// ...), so their kernels are their recipes' methods in scalar code instead
+// (special_bessel_*.h, special_betaincinv.h, special_owens_t.h, ...).
 // cython_special's functions take a trailing int (Cython's skip-dispatch
 // flag, unused by module functions).
 #pragma once

@@ -16,7 +16,6 @@
 #include <boost/math/special_functions/digamma.hpp>
 #include <boost/math/special_functions/erf.hpp>
 #include <boost/math/special_functions/gamma.hpp>
-#include <boost/math/special_functions/owens_t.hpp>
 #include <boost/math/special_functions/trigamma.hpp>
 
 namespace pytensor_onnx::kernels::special {
@@ -174,14 +173,6 @@ double gammaincinv(double a, double y) {
 
 double gammainccinv(double a, double y) {
   return incomplete_gamma_inverse(a, y, kInf, 0.0, [](double a, double y) { return bm::gamma_q_inv(a, y, Policy()); });
-}
-
-double owens_t(double h, double a) {
-  if (std::isnan(h) || std::isnan(a)) return kNaN;
-  if (std::isinf(h)) return 0.0;
-  // T(h, +-inf) = +-Phi(-|h|) / 2.
-  if (std::isinf(a)) return std::copysign(0.25 * std::erfc(std::fabs(h) / std::sqrt(2.0)), a);
-  return bm::owens_t(h, a, Policy());
 }
 
 // SciPy's i0/i1 are NaN at +-inf.

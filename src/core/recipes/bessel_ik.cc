@@ -28,6 +28,7 @@
 #include <limits>
 
 #include "bessel_common.h"
+#include "bessel_ik_coefficients.h"
 #include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
@@ -44,34 +45,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 0x1.921fb54442d18p+1;
 using bessel::kEpsilon;
 using bessel::kMaxSteps;
+using bessel::kRecipGammaEven;
+using bessel::kRecipGammaOdd;
 using bessel::kRescale;
+using bessel::kSinhOverX;
 using bessel::small;
 using bessel::zeros_like;
-
-// Taylor coefficients of 1/Gamma(1 + z) at z = 0 (mpmath, 21 digits): the
-// odd ones (z^1, z^3, ...) and the even ones (z^0, z^2, ...). At |z| <= 1/2
-// the terms left out are below 1e-21.
-const std::vector<double> kRecipGammaOdd = {
-    0.577215664901532860607,   -0.042002635034095235529, -0.0421977345555443367482, 0.0072189432466630995424,
-    -0.000215241674114950972816, -0.0000201348547807882386557, 0.00000113302723198169588237,
-    6.11609510448141581786e-9,   -1.18127457048702014459e-9,   7.78226343990507125405e-12,
-    5.10037028745447597902e-13,  -5.34812253942301798237e-15};
-const std::vector<double> kRecipGammaEven = {
-    1.0,  -0.655878071520253881077, 0.166538611382291489502, -0.00962197152787697356211, -0.00116516759185906511211,
-    0.000128050282388116186153,   -0.00000125049348214267065735, -2.05633841697760710345e-7,
-    5.00200764446922293006e-9,    1.04342671169110051049e-10, -3.69680561864220570819e-12,
-    -2.05832605356650678322e-14};
-// sinh(e) / e = sum e^2k / (2k + 1)! for |e| < 1/2 (the terms left out are
-// below 1e-20).
-const std::vector<double> kSinhOverX = {1.0,
-                                        1.0 / 6,
-                                        1.0 / 120,
-                                        1.0 / 5040,
-                                        1.0 / 362880,
-                                        1.0 / 39916800,
-                                        1.0 / 6227020800.0,
-                                        1.0 / 1307674368000.0,
-                                        1.0 / 355687428096000.0};
 
 // exp(x) K_mu(x) and exp(x) K_mu+1(x), |mu| <= 1/2.
 struct KPair {
@@ -94,13 +73,13 @@ KPair k_temme(const Ew& f, Value* mu, Value* x, Value* use) {
   Value* ep = f.exp(e);
   Value* em = f.exp(f.neg(e));
   Value* small_e = f.lt(f.abs(e), 0.5);
-  Value* sinh_over_e =
-      f.where(small_e, f.poly(f.sqr(e), kSinhOverX), f.div(f.sub(ep, em), f.mul(f.where(small_e, 1.0, e), 2.0)));
+  Value* sinh_over_e = f.where(small_e, f.poly(f.sqr(e), kSinhOverX.data(), kSinhOverX.size()),
+                               f.div(f.sub(ep, em), f.mul(f.where(small_e, 1.0, e), 2.0)));
   Value* cosh_e = f.mul(f.add(ep, em), 0.5);
   Value* mu2 = f.sqr(mu);
   // gam1 = (1/Gamma(1 - mu) - 1/Gamma(1 + mu)) / (2 mu), gam2 their mean.
-  Value* gam1 = f.neg(f.poly(mu2, kRecipGammaOdd));
-  Value* gam2 = f.poly(mu2, kRecipGammaEven);
+  Value* gam1 = f.neg(f.poly(mu2, kRecipGammaOdd.data(), kRecipGammaOdd.size()));
+  Value* gam2 = f.poly(mu2, kRecipGammaEven.data(), kRecipGammaEven.size());
   Value* gampl = f.sub(gam2, f.mul(mu, gam1));  // 1 / Gamma(1 + mu)
   Value* gammi = f.add(gam2, f.mul(mu, gam1));  // 1 / Gamma(1 - mu)
   Value* ff = f.mul(fact, f.add(f.mul(gam1, cosh_e), f.mul(f.mul(gam2, sinh_over_e), d)));
