@@ -37,8 +37,10 @@
 #include <cstdint>
 #include <limits>
 
+#include "method_constants.h"
 #include "bessel_ik_coefficients.h"
 #include "special.h"
+#include "special_common.h"
 
 namespace pytensor_onnx::kernels::special {
 namespace {
@@ -51,14 +53,10 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 0x1.921fb54442d18p+1;
 constexpr double kLn2 = 0x1.62e42fefa39efp-1;  // log(2), correctly rounded
-// The recipes' iteration cap, convergence tolerance and rescaling factor
-// (src/core/recipes/bessel_common.h).
-constexpr int64_t kMaxSteps = 30000;
-constexpr double kEpsilon = 0x1p-53;
-constexpr double kRescale = 0x1p-500;
-// Hankel's expansion is cut off after this many terms (asymptotic: past
-// ~2x terms they grow again).
-constexpr int64_t kMaxHankelTerms = 200;
+using recipes::bessel::kEpsilon;
+using recipes::bessel::kMaxSteps;
+using recipes::bessel::kRescale;
+
 // ive is 0 where its bound (x/2)^nu / Gamma(nu + 1) exp(-x) is below
 // exp(kLogUnderflow) (the series would need many terms for nothing).
 constexpr double kLogUnderflow = -760.0;
@@ -71,13 +69,8 @@ double poly(const std::array<double, N>& c, double x) {
   return p;
 }
 
-// Whether an iteration is done: not(error >= tolerance), so NaN stops.
-bool small(double error, double tolerance) { return !(error >= tolerance); }
-
 // Round half to even (ONNX's Round) in the default rounding mode.
 double round_even(double a) { return std::nearbyint(a); }
-
-bool is_integer(double a) { return std::floor(a) == a; }  // inf counts as one
 
 // exp(x) K_mu(x) and exp(x) K_mu+1(x), |mu| <= 1/2.
 struct KPair {
@@ -203,7 +196,7 @@ double ive_series(double nu, double x, double log_bound) {
 double ive_hankel(double nu, double x) {
   const double m = (nu * nu) * 4.0;
   double sum = 1.0, term = 1.0, k = 0.0;
-  for (int64_t step = 0; step < kMaxHankelTerms; ++step) {
+  for (int64_t step = 0; step < recipes::bessel::kHankelITerms; ++step) {
     const double k1 = k + 1.0;
     const double odd = k1 * 2.0 - 1.0;
     term = -((term * (m - odd * odd)) / ((k1 * 8.0) * x));

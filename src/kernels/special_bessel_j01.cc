@@ -10,22 +10,14 @@
 
 #include <cmath>
 
-#include "special_tables.h"
+#include "bessel_j01_tables.h"
 
 namespace pytensor_onnx::kernels::special {
 namespace {
 
 namespace tables = recipes::tables;
+using recipes::BesselJTables;
 using recipes::evaluate_table;
-using recipes::PiecewiseTable;
-
-struct BesselJTables {
-  const PiecewiseTable& small;  // J (J / x for J1) over its zeros, in z = x^2
-  double zeros[2][2];           // its zeros below 8, each as hi, lo
-  const PiecewiseTable& p;      // Hankel's P in w = 8 / x
-  const PiecewiseTable& q_over_w;
-  bool odd;                     // J1: chi = a - 3 pi/4, and J1(-x) = -J1(x)
-};
 
 double bessel_j(double x, const BesselJTables& t) {
   const double a = std::fabs(x);
@@ -46,21 +38,10 @@ double bessel_j(double x, const BesselJTables& t) {
   return t.odd && x < 0.0 ? -far : far;
 }
 
-const BesselJTables kJ0{tables::kJ0OverZeros,
-                        {{tables::kJ0Zero1Hi, tables::kJ0Zero1Lo}, {tables::kJ0Zero2Hi, tables::kJ0Zero2Lo}},
-                        tables::kJ0P,
-                        tables::kJ0QOverW,
-                        false};
-const BesselJTables kJ1{tables::kJ1OverXAndZeros,
-                        {{tables::kJ1Zero1Hi, tables::kJ1Zero1Lo}, {tables::kJ1Zero2Hi, tables::kJ1Zero2Lo}},
-                        tables::kJ1P,
-                        tables::kJ1QOverW,
-                        true};
-
 }  // namespace
 
-double j0(double x) { return bessel_j(x, kJ0); }
+double j0(double x) { return bessel_j(x, recipes::kJ0Tables); }
 
-double j1(double x) { return bessel_j(x, kJ1); }
+double j1(double x) { return bessel_j(x, recipes::kJ1Tables); }
 
 }  // namespace pytensor_onnx::kernels::special

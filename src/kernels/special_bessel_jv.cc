@@ -36,7 +36,9 @@
 #include <cmath>
 #include <limits>
 
+#include "method_constants.h"
 #include "special.h"
+#include "special_common.h"
 
 namespace pytensor_onnx::kernels::special {
 namespace {
@@ -45,16 +47,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 0x1.921fb54442d18p+1;
 constexpr double kTiny = 1e-300;
-// The recipe's shared constants (src/core/recipes/bessel_common.h).
-constexpr int kMaxSteps = 30000;
-constexpr double kEpsilon = 0x1p-53;
-constexpr double kRescale = 0x1p-500;
-constexpr int kHankelMaxTerms = 400;
+using recipes::bessel::kEpsilon;
+using recipes::bessel::kHankelJYTerms;
+using recipes::bessel::kMaxSteps;
+using recipes::bessel::kRescale;
 
-// Whether an iteration is done: not(error >= tolerance), so NaN stops.
-bool small(double error, double tolerance) { return !(error >= tolerance); }
-
-bool is_integer(double a) { return std::floor(a) == a; }
 
 // Whether the integer k is odd (true for NaN, as the recipe's test is).
 bool odd(double k) { return !is_integer(k * 0.5); }
@@ -133,7 +130,7 @@ JY jy_hankel(double v, double x) {
   double q = 0.0;
   double term = 1.0;
   bool converged = false;
-  for (int k = 1; k <= kHankelMaxTerms && !converged; ++k) {
+  for (int k = 1; k <= kHankelJYTerms && !converged; ++k) {
     const double k1 = k;
     const double odd_factor = k1 * 2.0 - 1.0;
     term = term * (m - odd_factor * odd_factor) / (k1 * 8.0 * x);

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <limits>
 
+#include "method_constants.h"
 #include "special.h"
 
 namespace pytensor_onnx::kernels::special {
@@ -39,11 +40,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSqrt2 = 0x1.6a09e667f3bcdp+0;
-constexpr int kHalleySteps = 8;
-constexpr double kEpsilon = 0x1p-53;
-constexpr double kMaxStep = 20.0;
-constexpr double kLogUnderflow = -740.0;  // log of the smallest root the steps are trusted with
-constexpr double kLargestParameter = 1e10;
+using namespace recipes::betaincinv_method;
 // A start whose residual |log I - log target| is below this is Halley's
 // within the step cap.
 constexpr double kTrustedStart = 1e-2;

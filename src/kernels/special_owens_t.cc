@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "gauss_legendre.h"
+#include "method_constants.h"
 
 namespace pytensor_onnx::kernels::special {
 namespace {
@@ -26,9 +27,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPi = 0x1.921fb54442d18p+1;
 constexpr double kInvSqrt2 = 0x1.6a09e667f3bcdp-1;
-constexpr int kQuadraturePoints = 24;
-constexpr double kGaussianCut = 9.0;       // the integral stops where h x = 9
-constexpr double kMaxQuadratureH = 100.0;  // exp(-h^2 / 2) is 0 in double beyond
+using namespace recipes::owens_t_method;
 constexpr double kSquareExpLimit = 38.0;   // exp(-x^2) is 0 from |x| = 27.3 on
 
 // exp(-x^2) with x^2 taken exactly: Veltkamp's split x = hi + lo (hi of 26

@@ -7,17 +7,11 @@
 #include <cstdint>
 #include <string>
 
+#include "method_constants.h"
 #include "elementwise.h"
 #include "loops.h"
 
 namespace pytensor_onnx::recipes::bessel {
-
-// An element needing more steps than this in any iteration is NaN.
-inline constexpr int64_t kMaxSteps = 30000;
-inline constexpr double kEpsilon = 0x1p-53;
-// The downward recurrences are rescaled by this power of two (exactly) when
-// they grow past its inverse.
-inline constexpr double kRescale = 0x1p-500;
 
 // Zeros in the shape of v (v * 0 would be NaN where v is infinite).
 inline Value* zeros_like(const Ew& f, Value* v) { return f.where(f.isnan(v), 0.0, 0.0); }

@@ -201,7 +201,7 @@ Value* ive_hankel(const Ew& f, Value* nu, Value* x, Value* use) {
   Value* m = f.mul(f.sqr(f.where(use, nu, 0.0)), 4.0);
   Value* one = f.add(zeros_like(f, f.add(xs, m)), 1.0);
   LoopResult r = elementwise_loop(
-      f.g(), {one, one, f.sub(one, 1.0)}, 200,
+      f.g(), {one, one, f.sub(one, 1.0)}, bessel::kHankelITerms,
       [m, xs](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
         const Ew e(body, DType::Float64);
         Value *sum = s[0], *term = s[1], *k = s[2];

@@ -32,6 +32,7 @@
 #include <limits>
 
 #include "bessel_common.h"
+#include "bessel_j01_tables.h"
 #include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
@@ -102,7 +103,7 @@ JY jy_hankel(const Ew& f, Value* v, Value* x, Value* use) {
   Value* one = f.add(zero, 1.0);
   // State: P, Q, the term t_k = a_k(v) / x^k, k.
   LoopResult r = elementwise_loop(
-      f.g(), {one, zero, one, zero}, 400,
+      f.g(), {one, zero, one, zero}, bessel::kHankelJYTerms,
       [m, xs](GraphBuilder& body, Value*, const std::vector<Value*>& s) {
         const Ew e(body, DType::Float64);
         Value *p = s[0], *q = s[1], *term = s[2], *k = s[3];
@@ -332,14 +333,6 @@ Value* jv(const Ew& f, Value* v_in, Value* x_in) {
 // with chi = a - pi/4 (J0) or a - 3 pi/4 (J1), from the accurate cos a and
 // sin a (trig.cc); there, next to a zero, the result is accurate to an ulp
 // of the amplitude sqrt(2 / (pi a)), as SciPy's is.
-struct BesselJTables {
-  const PiecewiseTable& small;  // J (J / x for J1) over its zeros, in z = x^2
-  double zeros[2][2];           // its zeros below 8, each as hi, lo
-  const PiecewiseTable& p;      // Hankel's P in w = 8 / x
-  const PiecewiseTable& q_over_w;
-  bool odd;                     // J1: chi = a - 3 pi/4, and J1(-x) = -J1(x)
-};
-
 Value* bessel_j(const Ew& f, Value* x, const BesselJTables& t) {
   Value* a = f.abs(x);
   Value* small = f.le(a, 8.0);
@@ -363,12 +356,11 @@ Value* bessel_j(const Ew& f, Value* x, const BesselJTables& t) {
 }
 
 Value* j0_core(const Ew& f, Value* x) {
-  return bessel_j(f, x, {kJ0OverZeros, {{kJ0Zero1Hi, kJ0Zero1Lo}, {kJ0Zero2Hi, kJ0Zero2Lo}}, kJ0P, kJ0QOverW, false});
+  return bessel_j(f, x, kJ0Tables);
 }
 
 Value* j1_core(const Ew& f, Value* x) {
-  return bessel_j(f, x,
-                  {kJ1OverXAndZeros, {{kJ1Zero1Hi, kJ1Zero1Lo}, {kJ1Zero2Hi, kJ1Zero2Lo}}, kJ1P, kJ1QOverW, true});
+  return bessel_j(f, x, kJ1Tables);
 }
 
 }  // namespace

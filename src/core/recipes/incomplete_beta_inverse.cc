@@ -47,6 +47,7 @@
 #include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
+#include "method_constants.h"
 #include "recipes.h"
 #include "registry.h"
 
@@ -56,14 +57,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSqrt2 = 0x1.6a09e667f3bcdp+0;
-// At most this many Halley steps (six reach the root on the test grids).
-constexpr int kHalleySteps = 8;
-constexpr double kEpsilon = 0x1p-53;
-constexpr double kMaxStep = 20.0;
-// log of the smallest root the iteration is trusted with (e^-740 ~ 4e-322).
-constexpr double kLogUnderflow = -740.0;
-// Parameters up to this are tested (the root within 1e-11 of SciPy's).
-constexpr double kLargestParameter = 1e10;
+using namespace betaincinv_method;
 
 Value* call(const Ew& f, const char* recipe, std::vector<Value*> inputs) {
   return build_recipe_named(f.g(), recipe, std::move(inputs), {})[0];

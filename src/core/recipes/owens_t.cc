@@ -28,6 +28,7 @@
 
 #include "elementwise.h"
 #include "gauss_legendre.h"
+#include "method_constants.h"
 #include "recipes.h"
 #include "registry.h"
 
@@ -37,11 +38,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPi = 0x1.921fb54442d18p+1;
 constexpr double kInvSqrt2 = 0x1.6a09e667f3bcdp-1;
-constexpr int kQuadraturePoints = 24;
-constexpr double kGaussianCut = 9.0;  // the integral stops where h x = 9
-// Beyond h = 100 exp(-h^2 / 2) is 0 in double: the quadrature sees at most
-// this (so that h x is never inf * 0).
-constexpr double kMaxQuadratureH = 100.0;
+using namespace owens_t_method;
 
 // exp(-h^2 / 2) for h >= 0.
 Value* half_gaussian(const Ew& f, Value* h) { return f.sqr(f.exp_neg_square(f.mul(h, 0.5))); }
