@@ -1,6 +1,7 @@
 // pytensor_onnx._core.NativeSession: runtime/session.h for Python, feeding
 // NumPy arrays' memory to ONNX Runtime and handing its outputs back as
-// NumPy arrays that own them (no copy either way). Built when ONNX Runtime's
+// NumPy arrays: small ones copied (the run's binding keeps their memory for
+// the next run), large ones owning ONNX Runtime's memory (no copy). Built when ONNX Runtime's
 // C API headers are found, as the kernel library is.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
@@ -11,6 +12,8 @@
 #define PY_ARRAY_UNIQUE_SYMBOL pytensor_onnx_runtime_ARRAY_API
 #include <numpy/arrayobject.h>
 
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include "runtime_bindings.h"
@@ -18,6 +21,7 @@
 
 namespace nb = nanobind;
 using pytensor_onnx::runtime::Initializer;
+using pytensor_onnx::runtime::RunResult;
 using pytensor_onnx::runtime::Session;
 using pytensor_onnx::runtime::Value;
 
@@ -104,11 +108,17 @@ void release_capsule(PyObject* capsule) {
   Value(static_cast<OrtValue*>(PyCapsule_GetPointer(capsule, "pytensor_onnx.OrtValue")));
 }
 
-// An output as a NumPy array that owns the ONNX Runtime value.
-nb::object to_numpy(Value value) {
+// Outputs up to this size are copied into new NumPy arrays, so that the
+// run's binding keeps their memory for its next run (cheaper than ONNX
+// Runtime allocating them again); larger ones are handed over, not copied.
+constexpr size_t kCopiedOutputBytes = 16 * 1024;
+
+// Output i of a run as a NumPy array of its own: a copy, or the ONNX Runtime
+// value itself, owned by the array.
+nb::object output_to_numpy(RunResult& result, size_t i) {
   const OrtApi& a = pytensor_onnx::runtime::api();
   OrtTensorTypeAndShapeInfo* info = nullptr;
-  pytensor_onnx::runtime::check(a.GetTensorTypeAndShape(value.get(), &info));
+  pytensor_onnx::runtime::check(a.GetTensorTypeAndShape(result.output(i), &info));
   ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   size_t ndim = 0, count = 0;
   OrtStatus* status = a.GetTensorElementType(info, &type);
@@ -120,24 +130,33 @@ nb::object to_numpy(Value value) {
   pytensor_onnx::runtime::check(status);
   std::vector<npy_intp> shape(dims.begin(), dims.end());
   const int dtype = numpy_type(type);
-  if (count == 0) {
-    // (No memory to share: ONNX Runtime may give none for an empty tensor.)
-    PyObject* empty = PyArray_SimpleNew(static_cast<int>(ndim), shape.data(), dtype);
-    if (empty == nullptr) throw nb::python_error();
-    return nb::steal(empty);
+  PyArray_Descr* descr = PyArray_DescrFromType(dtype);
+  const size_t nbytes = count * static_cast<size_t>(PyDataType_ELSIZE(descr));
+  Py_DECREF(descr);
+  if (nbytes <= kCopiedOutputBytes) {
+    // (Also every empty tensor: ONNX Runtime may give it no memory.)
+    PyObject* copy = PyArray_SimpleNew(static_cast<int>(ndim), shape.data(), dtype);
+    if (copy == nullptr) throw nb::python_error();
+    if (nbytes > 0) {
+      void* data = nullptr;
+      pytensor_onnx::runtime::check(a.GetTensorMutableData(const_cast<OrtValue*>(result.output(i)), &data));
+      std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(copy)), data, nbytes);
+    }
+    return nb::steal(copy);
   }
+  Value value = result.take_output(i);
   void* data = nullptr;
   pytensor_onnx::runtime::check(a.GetTensorMutableData(value.get(), &data));
   PyObject* array = PyArray_SimpleNewFromData(static_cast<int>(ndim), shape.data(), dtype, data);
   if (array == nullptr) throw nb::python_error();
-  nb::object result = nb::steal(array);
+  nb::object owned = nb::steal(array);
   PyObject* capsule = PyCapsule_New(value.get(), "pytensor_onnx.OrtValue", release_capsule);
   if (capsule == nullptr) throw nb::python_error();
   value.release();  // the capsule owns it now
   if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), capsule) < 0) {
     throw nb::python_error();  // (SetBaseObject has released the capsule)
   }
-  return result;
+  return owned;
 }
 
 // A session together with the arrays its initializers read.
@@ -164,13 +183,13 @@ struct NativeSession {
       values.push_back(borrow(arrays.back()));
       raw.push_back(values.back().get());
     }
-    std::vector<Value> outputs;
+    std::unique_ptr<RunResult> result;
     {
       nb::gil_scoped_release released;
-      outputs = session->run(raw);
+      result = std::make_unique<RunResult>(session->run(raw));
     }
     nb::list results;
-    for (Value& out : outputs) results.append(to_numpy(std::move(out)));
+    for (size_t i = 0; i < result->size(); ++i) results.append(output_to_numpy(*result, i));
     return results;
   }
 };

@@ -61,6 +61,7 @@ void SessionDeleter::operator()(OrtSession* session) const { api().ReleaseSessio
 void OptionsDeleter::operator()(OrtSessionOptions* options) const { api().ReleaseSessionOptions(options); }
 void RunOptionsDeleter::operator()(OrtRunOptions* options) const { api().ReleaseRunOptions(options); }
 void MemoryInfoDeleter::operator()(OrtMemoryInfo* info) const { api().ReleaseMemoryInfo(info); }
+void IoBindingDeleter::operator()(OrtIoBinding* binding) const { api().ReleaseIoBinding(binding); }
 
 void check(OrtStatus* status) {
   if (status == nullptr) return;
@@ -110,19 +111,87 @@ Session::Session(const std::string& model, const std::vector<std::string>& input
   run_options_.reset(run_options);
 }
 
-std::vector<Value> Session::run(const std::vector<OrtValue*>& inputs) const {
+void Session::bind_fresh_outputs(OrtIoBinding* binding) const {
+  for (const char* name : output_ptrs_) check(api().BindOutputToDevice(binding, name, cpu_memory()));
+}
+
+Session::PooledBinding Session::take_binding() const {
+  {
+    std::lock_guard<std::mutex> lock(bindings_mutex_);
+    if (!idle_bindings_.empty()) {
+      Binding binding = std::move(idle_bindings_.back());
+      idle_bindings_.pop_back();
+      return {std::move(binding), true};
+    }
+  }
+  OrtIoBinding* made = nullptr;
+  check(api().CreateIoBinding(session_.get(), &made));
+  Binding binding(made);
+  bind_fresh_outputs(made);
+  return {std::move(binding), false};
+}
+
+void Session::give_back(Binding binding) const {
+  std::lock_guard<std::mutex> lock(bindings_mutex_);
+  idle_bindings_.push_back(std::move(binding));
+}
+
+RunResult Session::run(const std::vector<OrtValue*>& inputs) const {
   if (inputs.size() != input_ptrs_.size()) {
     throw std::invalid_argument("the session takes " + std::to_string(input_ptrs_.size()) + " inputs, got " +
                                 std::to_string(inputs.size()));
   }
-  std::vector<OrtValue*> outputs(output_ptrs_.size(), nullptr);
-  OrtStatus* status = api().Run(session_.get(), run_options_.get(), input_ptrs_.data(),
-                                const_cast<const OrtValue* const*>(inputs.data()), inputs.size(), output_ptrs_.data(),
-                                output_ptrs_.size(), outputs.data());
-  std::vector<Value> owned;
-  for (OrtValue* value : outputs) owned.emplace_back(value);  // (released even when the run failed)
-  check(status);
-  return owned;
+  const OrtApi& a = api();
+  PooledBinding pooled = take_binding();
+  OrtIoBinding* binding = pooled.binding.get();
+  // Every input is bound again: the caller's memory is new on each call.
+  for (size_t i = 0; i < inputs.size(); ++i) check(a.BindInput(binding, input_ptrs_[i], inputs[i]));
+  const bool reuse_outputs = pooled.reused && !fresh_outputs_.load(std::memory_order_relaxed);
+  if (pooled.reused && !reuse_outputs) bind_fresh_outputs(binding);
+  OrtStatus* status = a.RunWithBinding(session_.get(), run_options_.get(), binding);
+  if (status != nullptr && reuse_outputs) {
+    // ONNX Runtime fails a run whose outputs do not have the shapes of the
+    // memory bound for them (shapes that follow the inputs' values, or their
+    // shapes): run again with every output allocated, and so from now on.
+    // (A run that fails for any other reason fails again, as it should.)
+    a.ReleaseStatus(status);
+    bind_fresh_outputs(binding);
+    status = a.RunWithBinding(session_.get(), run_options_.get(), binding);
+    if (status == nullptr) fresh_outputs_.store(true, std::memory_order_relaxed);
+  }
+  check(status);  // (a binding whose run failed is dropped, not reused)
+  OrtAllocator* allocator = nullptr;
+  check(a.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue** values = nullptr;
+  size_t count = 0;
+  check(a.GetBoundOutputValues(binding, allocator, &values, &count));
+  std::vector<Value> outputs;
+  for (size_t i = 0; i < count; ++i) outputs.emplace_back(values[i]);
+  if (values != nullptr) allocator->Free(allocator, values);
+  if (outputs.size() != output_ptrs_.size()) {
+    throw std::runtime_error("ONNX Runtime gave " + std::to_string(outputs.size()) + " outputs, not " +
+                             std::to_string(output_ptrs_.size()));
+  }
+  return RunResult(*this, std::move(pooled.binding), std::move(outputs));
+}
+
+RunResult::RunResult(const Session& session, Binding binding, std::vector<Value> outputs)
+    : session_(&session), binding_(std::move(binding)), outputs_(std::move(outputs)) {}
+
+RunResult::~RunResult() {
+  if (!binding_) return;  // (moved from)
+  try {
+    session_->give_back(std::move(binding_));
+  } catch (...) {
+    // Only a failing lock: the binding is then released instead of reused.
+  }
+}
+
+Value RunResult::take_output(size_t i) {
+  Value& value = outputs_.at(i);
+  if (!value) throw std::logic_error("RunResult::take_output: output " + std::to_string(i) + " was taken already");
+  check(api().BindOutputToDevice(binding_.get(), session_->output_ptrs_.at(i), cpu_memory()));
+  return std::move(value);
 }
 
 }  // namespace pytensor_onnx::runtime

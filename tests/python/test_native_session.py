@@ -89,18 +89,51 @@ def test_zero_d_scalars_views_and_non_contiguous_inputs(rng):
         _assert_identical(native(value, np.float64(0.5), np.int64(3)), binding(value, np.float64(0.5), np.int64(3)))
 
 
+@pytest.mark.parametrize("n", [3, 5000])  # copied from the run's memory (small), or handed over (large)
 @needs_native
-def test_outputs_are_arrays_of_their_own(rng):
-    # Each output holds ONNX Runtime's memory for that run: a later run does not change it.
+def test_outputs_are_arrays_of_their_own(n):
+    # A session's binding writes each run's outputs into the memory of its
+    # last run: what a call returned must not change with the next call.
     x = pt.vector("x")
     native = pytensor.function([x], [pt.exp(x), x + 1], mode=onnx_mode())
-    first = native(np.zeros(3))
-    second = native(np.ones(3))
-    np.testing.assert_array_equal(first[0], np.ones(3))
-    np.testing.assert_array_equal(second[0], np.full(3, np.e))
+    first = native(np.zeros(n))
+    second = native(np.ones(n))
+    np.testing.assert_array_equal(first[0], np.ones(n))
+    np.testing.assert_array_equal(first[1], np.ones(n))
+    np.testing.assert_array_equal(second[0], np.full(n, np.e))
     first[1][:] = -1.0  # writable, as PyTensor's outputs are
-    np.testing.assert_array_equal(native(np.zeros(3))[1], np.ones(3))
+    np.testing.assert_array_equal(native(np.zeros(n))[1], np.ones(n))
+    np.testing.assert_array_equal(second[1], np.full(n, 2.0))
     del first, second
+
+
+@needs_native
+def test_output_shapes_that_change_between_calls():
+    # A run's outputs go into the memory of the last run's, which has the
+    # wrong shape when the shapes follow the inputs' shapes or values: the
+    # session then allocates them anew, on every later call too.
+    x = pt.vector("x")
+    n = pt.lscalar("n")
+    by_shape = pytensor.function([x], [x * 2, x.sum()], mode=onnx_mode())
+    by_value = pytensor.function([n], pt.arange(n) * 3, mode=onnx_mode())
+    assert isinstance(by_value.maker.linker.session, NativeSession)
+    for size in [3, 5, 5, 0, 4096, 2, 3]:
+        doubled, total = by_shape(np.arange(float(size)))
+        np.testing.assert_array_equal(doubled, np.arange(float(size)) * 2)
+        assert total == np.arange(float(size)).sum()
+        np.testing.assert_array_equal(by_value(np.int64(size)), np.arange(size) * 3)
+
+
+@needs_native
+def test_a_failed_run_leaves_the_session_usable():
+    x, y = pt.vector("x"), pt.vector("y")
+    native = pytensor.function([x, y], [x + y, pt.gammaln(x)], mode=onnx_mode())
+    np.testing.assert_array_equal(native(np.ones(3), np.ones(3))[0], np.full(3, 2.0))
+    with pytest.raises(ValueError):
+        native(np.ones(3), np.ones(1))  # a broadcast PyTensor refuses
+    got = native(np.full(4, 2.0), np.ones(4))
+    np.testing.assert_array_equal(got[0], np.full(4, 3.0))
+    np.testing.assert_array_equal(got[1], np.zeros(4))
 
 
 @needs_native
