@@ -207,13 +207,20 @@ def uses_kernel(scalar_op) -> bool:
     return isinstance(scalar_op, ps.Composite) or not isinstance(scalar_op, _NATIVE)
 
 
-def summing_readers(node) -> list:
-    """Per output of the Elemwise ``node``: the Sum over all its axes that is
-    its only reader (float64 in and out, accumulated in float64, not a graph
-    output), or None. The kernel node then sums that output itself, in
-    position order as PyTensor's C and Numba sums do, instead of writing an
-    array that a ReduceSum reads back."""
-    from pytensor.tensor.math import Sum
+#: The kernels' reductions of an output over every position (attribute
+#: ``output_reductions``, ``src/kernels/program.h``).
+REDUCE_SUM, REDUCE_ALL, REDUCE_ANY = 1, 2, 3
+
+
+def reducing_readers(node) -> list:
+    """Per output of the Elemwise ``node`` that is not a graph output: its
+    only reader when that reduces it over all its axes, with the kernels'
+    reduction (``(reader, REDUCE_*)``), or None. A Sum (float64 in and out,
+    accumulated in float64), or an All or Any (of a bool output). The kernel
+    node then reduces that output itself (sums in position order, as
+    PyTensor's C and Numba sums do) instead of writing an array that a
+    ReduceSum or ReduceMax reads back."""
+    from pytensor.tensor.math import All, Any, Sum
 
     from pytensor_onnx.dispatch.basic import current_scope
 
@@ -226,17 +233,28 @@ def summing_readers(node) -> list:
     for out in node.outputs:
         readers = scope.clients(out)
         reader = readers[0] if len(readers) == 1 else None
-        ok = (
+        kind = None
+        if (
             reader is not None
             and out not in scope.outputs
-            and type(reader.op) is Sum
-            and out.type.dtype == "float64"
-            and reader.outputs[0].type.dtype == "float64"
-            and getattr(reader.op, "acc_dtype", None) in (None, "float64")
-            and (reader.op.axis is None or sorted(a % out.type.ndim for a in reader.op.axis) == list(range(out.type.ndim)))
-        )
-        found.append(reader if ok else None)
+            and type(reader.op) in (Sum, All, Any)
+            and _over_every_axis(reader.op.axis, out.type.ndim)
+        ):
+            if (
+                type(reader.op) is Sum
+                and out.type.dtype == "float64"
+                and reader.outputs[0].type.dtype == "float64"
+                and getattr(reader.op, "acc_dtype", None) in (None, "float64")
+            ):
+                kind = REDUCE_SUM
+            elif type(reader.op) in (All, Any) and out.type.dtype == "bool" and reader.outputs[0].type.dtype == "bool":
+                kind = REDUCE_ALL if type(reader.op) is All else REDUCE_ANY
+        found.append((reader, kind) if kind is not None else None)
     return found
+
+
+def _over_every_axis(axis, ndim) -> bool:
+    return axis is None or sorted(a % ndim for a in axis) == list(range(ndim))
 
 
 def _has_lazy_branches(scope) -> bool:
@@ -272,30 +290,33 @@ def strict_axes(node) -> list[int]:
     return pairs
 
 
-def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=None, strict=()):
+def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, reductions=None, strict=()):
     """The kernel nodes computing ``scalar_outputs`` of the scalar graph on ``values``
     (the ONNX values of ``scalar_inputs``), or None when the kernels cannot.
     One node per output dtype; each reads every input, so its output has the
     shape of all inputs broadcast, as the Elemwise's has, except the outputs
-    flagged in ``sums``: those are summed over every position (0-d).
+    with a reduction in ``reductions`` (``REDUCE_*``, 0 for none): those are
+    reduced over every position (0-d).
     ``strict``: see ``strict_axes``."""
     if not kernels.ops():
         return None
     input_dtypes = [v.dtype for v in values]
     if any(d not in kernel_dtypes() for d in input_dtypes):
+        kernels.logger.debug("kernels: %s stays portable: input dtypes %s", scalar_outputs, input_dtypes)
         return None
     program = ScalarProgram(input_dtypes)
     try:
         registers = inline_scalar_graph(program, scalar_inputs, scalar_outputs, list(range(len(values))))
         registers = [program.cast(r, dtype) for r, dtype in zip(registers, out_dtypes)]
-    except Unsupported:
+    except Unsupported as why:
+        kernels.logger.debug("kernels: %s stays portable: %s", scalar_outputs, why)
         return None
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
     results = [None] * len(registers)
-    sums = list(sums) if sums is not None else [False] * len(out_dtypes)
+    reductions = list(reductions) if reductions is not None else [0] * len(out_dtypes)
     for dtype in dict.fromkeys(out_dtypes):
         positions = [i for i, d in enumerate(out_dtypes) if d == dtype]
-        summed = [int(sums[i]) for i in positions]
+        reduced = [int(reductions[i]) for i in positions]
         outs = g.op(
             f"Elemwise_{dtype}",
             *values,
@@ -304,7 +325,7 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=N
             input_dtypes=" ".join(input_dtypes),
             program=program.text(),
             output_registers=[registers[i] for i in positions],
-            **({"output_sums": summed} if any(summed) else {}),
+            **({"output_reductions": reduced} if any(reduced) else {}),
             **({"strict_axes": list(strict), "node_name": _shape_check_name()} if strict else {}),
         )
         outs = outs if isinstance(outs, list | tuple) else [outs]
@@ -316,22 +337,24 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, sums=N
 def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
     """The outputs of the Elemwise ``node`` (its scalar graph ``scalar_inputs ->
     scalar_outputs`` on ``values``) as kernel nodes, or None when the kernels
-    cannot: an output that only a Sum reads is summed by the node itself (see
-    ``summing_readers``); it gets no value of its own (``FUSED``) and the Sum
-    its result."""
+    cannot: an output that only a Sum, All or Any reads is reduced by the
+    node itself (see ``reducing_readers``); it gets no value of its own
+    (``FUSED``) and the reduction its result."""
     from pytensor_onnx.dispatch.basic import FUSED, current_scope
 
-    readers = summing_readers(node)
+    readers = reducing_readers(node)
     dtypes = [o.type.dtype for o in node.outputs]
     scope = current_scope()
     strict = strict_axes(node) if scope is not None else []
-    outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, [r is not None for r in readers], strict)
+    kinds = [r[1] if r is not None else 0 for r in readers]
+    outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, kinds, strict)
     if outs is None:
         return None
     if scope is not None:
         scope.checked_in_kernels.add(node)
-    for i, reader in enumerate(readers):
-        if reader is not None:
+    for i, found in enumerate(readers):
+        if found is not None:
+            reader = found[0]
             scope.env[reader.outputs[0]] = outs[i]
             scope.converted.add(reader)
             outs[i] = FUSED

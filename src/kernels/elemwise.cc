@@ -95,17 +95,17 @@ void check_strict_axes(const std::vector<ArrayArg>& inputs, const std::vector<in
   }
 }
 
-// The node's outputs, of `shape`, into `outputs`; those flagged in `sums` are 0-d.
+// The node's outputs, of `shape`, into `outputs`; those reduced are 0-d.
 void make_outputs(Ort::KernelContext& ctx, size_t count, const std::vector<int64_t>& shape,
-                  const std::vector<bool>& sums, std::vector<void*>& outputs) {
+                  const std::vector<Reduction>& reductions, std::vector<void*>& outputs) {
   if (ctx.GetOutputCount() != count) {
     throw std::invalid_argument("the program has " + std::to_string(count) + " outputs, the node " +
                                 std::to_string(ctx.GetOutputCount()));
   }
   outputs.clear();
   for (size_t j = 0; j < count; ++j) {
-    const bool summed = j < sums.size() && sums[j];
-    outputs.push_back(ctx.GetOutput(j, shape.data(), summed ? 0 : shape.size()).GetTensorMutableRawData());
+    const bool reduced = j < reductions.size() && reductions[j] != Reduction::None;
+    outputs.push_back(ctx.GetOutput(j, shape.data(), reduced ? 0 : shape.size()).GetTensorMutableRawData());
   }
 }
 
@@ -142,7 +142,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   program_ = parse_program(kernel_info.GetAttribute<std::string>("input_dtypes"),
                            kernel_info.GetAttribute<std::string>("program"),
                            kernel_info.GetAttributes<int64_t>("output_registers"));
-  set_output_sums(program_, optional_ints(kernel_info, "output_sums"));
+  set_output_reductions(program_, optional_ints(kernel_info, "output_reductions"));
   rank_ = optional_int(kernel_info, "rank", -1);
   strict_axes_ = optional_ints(kernel_info, "strict_axes");
   input_dtypes_.assign(program_.registers.begin(), program_.registers.begin() + static_cast<long>(program_.num_inputs()));
@@ -159,7 +159,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   read_inputs(ctx, input_dtypes_, run.inputs);
   output_shape(run.inputs, rank_, run.shape);
   check_strict_axes(run.inputs, strict_axes_, run.shape);
-  make_outputs(ctx, p.outputs.size(), run.shape, p.sums, run.outputs);
+  make_outputs(ctx, p.outputs.size(), run.shape, p.reductions, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
   evaluate(p, run.inputs, run.shape, run.outputs, &parallel);
 }

@@ -15,6 +15,8 @@ constexpr size_t kBlock = 512;
 // float32 elements a bias-and-ReLU node already gains from two threads.
 constexpr size_t kParallelMin = 1 << 14;
 constexpr size_t kBlocksPerTask = 16;
+// A thread keeps the buffer of deferred sums' terms up to this many values.
+constexpr size_t kKeptTerms = 1 << 16;
 
 // One input as the block loop reads it.
 struct InputView {
@@ -33,11 +35,18 @@ struct Call {
   std::vector<bool> scalar;            // per register
   std::vector<uint64_t> scalar_value;  // per register holding a scalar
   std::vector<size_t> block_code;      // instructions that run per block
-  std::vector<int> sum_index;          // per output: its column of `partials`, -1 unless summed
-  size_t num_sums = 0;
-  // Per task, per summed output: the task's sum. Tasks of one call write
-  // disjoint entries, so the runs that share the call may write them.
+  std::vector<int> reduced_index;      // per output: its column of `partials`, -1 unless reduced
+  size_t num_reduced = 0;
+  // Per task, per reduced output: the task's sum (all/any: 1 or 0). Tasks of
+  // one call write disjoint entries, so the runs that share the call may
+  // write them.
   mutable std::vector<double> partials;
+  // When the blocks run on several threads, a summed output's terms are
+  // written here (per reduced output, `size` values) and added in position
+  // order afterwards, as PyTensor's C and Numba sums add: partial sums of
+  // tasks added together would round otherwise.
+  bool deferred_sums = false;
+  mutable std::vector<double> terms;
 };
 
 // Fills `dst` with `n` copies of the element at `src`.
@@ -140,14 +149,26 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
     }
     for (size_t j = 0; j < p.outputs.size(); ++j) {
       const int r = p.outputs[j];
-      if (call.sum_index[j] >= 0) {
-        // In position order, as PyTensor's C and Numba sums add.
-        double& acc = call.partials[first_block / kBlocksPerTask * call.num_sums + call.sum_index[j]];
-        const double* values = static_cast<const double*>(operands[r].data);
-        if (operands[r].scalar) {
-          for (size_t k = 0; k < n; ++k) acc += values[0];
+      if (call.reduced_index[j] >= 0) {
+        double& acc = call.partials[first_block / kBlocksPerTask * call.num_reduced + call.reduced_index[j]];
+        const size_t count = operands[r].scalar ? 1 : n;
+        if (p.reductions[j] == Reduction::Sum) {
+          // In position order, as PyTensor's C and Numba sums add.
+          const double* values = static_cast<const double*>(operands[r].data);
+          if (call.deferred_sums) {
+            double* dst = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;
+            for (size_t k = 0; k < n; ++k) dst[k] = values[operands[r].scalar ? 0 : k];
+          } else if (operands[r].scalar) {
+            for (size_t k = 0; k < n; ++k) acc += values[0];
+          } else {
+            for (size_t k = 0; k < n; ++k) acc += values[k];
+          }
         } else {
-          for (size_t k = 0; k < n; ++k) acc += values[k];
+          const bool* values = static_cast<const bool*>(operands[r].data);
+          const bool all = p.reductions[j] == Reduction::All;
+          bool held = acc != 0.0;
+          for (size_t k = 0; k < count && held == all; ++k) held = values[k];
+          acc = held ? 1.0 : 0.0;
         }
         continue;
       }
@@ -224,26 +245,44 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   call.outputs.clear();
   for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
   call.block_code.clear();
-  call.num_sums = 0;
-  call.sum_index.assign(p.outputs.size(), -1);
-  for (size_t j = 0; j < p.sums.size(); ++j) {
-    if (p.sums[j]) call.sum_index[j] = static_cast<int>(call.num_sums++);
+  call.num_reduced = 0;
+  call.deferred_sums = false;
+  call.reduced_index.assign(p.outputs.size(), -1);
+  for (size_t j = 0; j < p.reductions.size(); ++j) {
+    if (p.reductions[j] != Reduction::None) call.reduced_index[j] = static_cast<int>(call.num_reduced++);
   }
   const size_t blocks = (size + kBlock - 1) / kBlock;
   const size_t tasks = std::max<size_t>(1, (blocks + kBlocksPerTask - 1) / kBlocksPerTask);
-  call.partials.assign(tasks * call.num_sums, 0.0);
-  // The sums: each task's, added in task order (so the result does not
-  // depend on which thread ran what).
-  auto write_sums = [&call, tasks] {
-    for (size_t j = 0; j < call.sum_index.size(); ++j) {
-      if (call.sum_index[j] < 0) continue;
-      double total = 0.0;
-      for (size_t t = 0; t < tasks; ++t) total += call.partials[t * call.num_sums + call.sum_index[j]];
-      std::memcpy(call.outputs[j], &total, sizeof total);
+  call.partials.resize(tasks * call.num_reduced);
+  for (size_t j = 0; j < p.reductions.size(); ++j) {
+    if (call.reduced_index[j] < 0) continue;
+    const double start = p.reductions[j] == Reduction::All ? 1.0 : 0.0;  // all([]) holds, any([]) does not
+    for (size_t t = 0; t < tasks; ++t) call.partials[t * call.num_reduced + call.reduced_index[j]] = start;
+  }
+  // The reductions: each task's, taken in task order.
+  auto write_reductions = [&call, &p, tasks] {
+    for (size_t j = 0; j < call.reduced_index.size(); ++j) {
+      if (call.reduced_index[j] < 0) continue;
+      const double* partial = call.partials.data() + call.reduced_index[j];
+      if (p.reductions[j] == Reduction::Sum) {
+        double total = 0.0;
+        if (call.deferred_sums) {
+          const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
+          for (size_t k = 0; k < call.size; ++k) total += terms[k];
+        } else {
+          for (size_t t = 0; t < tasks; ++t) total += partial[t * call.num_reduced];
+        }
+        std::memcpy(call.outputs[j], &total, sizeof total);
+      } else {
+        const bool all = p.reductions[j] == Reduction::All;
+        bool held = all;
+        for (size_t t = 0; t < tasks && held == all; ++t) held = partial[t * call.num_reduced] != 0.0;
+        std::memcpy(call.outputs[j], &held, sizeof held);
+      }
     }
   };
   if (size == 0) {
-    write_sums();
+    write_reductions();
     return;
   }
 
@@ -299,9 +338,13 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     call.scalar[ins.result] = true;
   }
 
-  run_chunked(blocks, kBlocksPerTask, size < kParallelMin ? nullptr : parallel,
-              [&call](size_t first, size_t last) { run_blocks(call, first, last); });
-  write_sums();
+  const ParallelFor* pool = size < kParallelMin ? nullptr : parallel;
+  call.deferred_sums =
+      pool != nullptr && std::find(p.reductions.begin(), p.reductions.end(), Reduction::Sum) != p.reductions.end();
+  if (call.deferred_sums) call.terms.resize(call.num_reduced * size);
+  run_chunked(blocks, kBlocksPerTask, pool, [&call](size_t first, size_t last) { run_blocks(call, first, last); });
+  write_reductions();
+  if (call.terms.size() > kKeptTerms) std::vector<double>().swap(call.terms);  // (a large array's terms go)
 }
 
 void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,

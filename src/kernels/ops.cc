@@ -160,14 +160,14 @@ constexpr Entry compare(const char* name) {
 
 namespace s = scalar;
 const Entry kOps[] = {
-    same<s::Add, 2, kNumbers>("Add"),
+    same<s::Add, 2, kAll>("Add"),
     same<s::Sub, 2, kNumbers>("Sub"),
-    same<s::Mul, 2, kNumbers>("Mul"),
+    same<s::Mul, 2, kAll>("Mul"),
     same<s::TrueDiv, 2, kFloats>("TrueDiv"),
     same<s::IntDiv, 2, kNumbers>("IntDiv"),
     same<s::Mod, 2, kNumbers>("Mod"),
-    same<s::Maximum, 2, kNumbers>("Maximum"),
-    same<s::Minimum, 2, kNumbers>("Minimum"),
+    same<s::Maximum, 2, kAll>("Maximum"),
+    same<s::Minimum, 2, kAll>("Minimum"),
     same<s::Pow, 2, kFloats>("Pow"),
     same<s::ArcTan2, 2, kFloats>("ArcTan2"),
     same<s::Neg, 1, kNumbers>("Neg"),

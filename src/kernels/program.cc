@@ -151,19 +151,35 @@ Program parse_program(const std::string& input_dtypes, const std::string& text, 
   return p;
 }
 
-void set_output_sums(Program& program, const std::vector<int64_t>& sums) {
-  program.sums.assign(program.outputs.size(), false);
-  if (sums.empty()) return;
-  if (sums.size() != program.outputs.size()) {
-    throw std::invalid_argument("output_sums has " + std::to_string(sums.size()) + " flags for " +
+void set_output_reductions(Program& program, const std::vector<int64_t>& reductions) {
+  program.reductions.assign(program.outputs.size(), Reduction::None);
+  if (reductions.empty()) return;
+  if (reductions.size() != program.outputs.size()) {
+    throw std::invalid_argument("output_reductions has " + std::to_string(reductions.size()) + " values for " +
                                 std::to_string(program.outputs.size()) + " outputs");
   }
-  for (size_t j = 0; j < sums.size(); ++j) {
-    if (sums[j] == 0) continue;
-    if (program.registers[static_cast<size_t>(program.outputs[j])] != DType::Float64) {
-      throw std::invalid_argument("output " + std::to_string(j) + " is summed, but is not float64");
+  for (size_t j = 0; j < reductions.size(); ++j) {
+    const DType dtype = program.registers[static_cast<size_t>(program.outputs[j])];
+    const auto reduction = static_cast<Reduction>(reductions[j]);
+    switch (reduction) {
+      case Reduction::None:
+        break;
+      case Reduction::Sum:
+        if (dtype != DType::Float64) {
+          throw std::invalid_argument("output " + std::to_string(j) + " is summed, but is not float64");
+        }
+        break;
+      case Reduction::All:
+      case Reduction::Any:
+        if (dtype != DType::Bool) {
+          throw std::invalid_argument("output " + std::to_string(j) + " is reduced by all/any, but is not bool");
+        }
+        break;
+      default:
+        throw std::invalid_argument("output " + std::to_string(j) + " has the unknown reduction " +
+                                    std::to_string(reductions[j]));
     }
-    program.sums[j] = true;
+    program.reductions[j] = reduction;
   }
 }
 

@@ -23,16 +23,20 @@ struct Instruction {
   int result;             // register written
 };
 
+// The attribute values of `output_reductions`.
+enum class Reduction : int64_t { None = 0, Sum = 1, All = 2, Any = 3 };
+
 struct Program {
   std::vector<DType> registers;        // dtype of every register
   std::vector<bool> is_constant;       // per register
   std::vector<uint64_t> constant_bits; // per register: the constant's value (its dtype's bytes)
   std::vector<Instruction> code;
   std::vector<int> outputs;
-  // Per output: whether the node gives the sum of the register over every
-  // position (a 0-d float64, added in position order) instead of the array:
-  // a Sum of a fused expression, PyMC's usual shape, as part of the node.
-  std::vector<bool> sums;
+  // Per output: whether the node gives a reduction of the register over
+  // every position instead of the array (0-d): a Sum of a fused expression,
+  // PyMC's usual shape (float64, added in position order), or an All or Any
+  // of a fused condition (bool; PyMC's checks of its parameters).
+  std::vector<Reduction> reductions;
   // Block storage: each register that needs a buffer gets a slot; a slot is
   // reused once the register it held is read for the last time.
   std::vector<int> slot;  // per register, -1 for constants
@@ -46,8 +50,9 @@ struct Program {
 // instruction that is wrong.
 Program parse_program(const std::string& input_dtypes, const std::string& text, const std::vector<int64_t>& outputs);
 
-// Marks the outputs whose flag in `sums` (one per output, or none) is set as
-// summed; throws std::invalid_argument for a summed output that is not float64.
-void set_output_sums(Program& program, const std::vector<int64_t>& sums);
+// Sets each output's reduction from `reductions` (Reduction values, one per
+// output, or none); throws std::invalid_argument for a Sum of an output that
+// is not float64, an All or Any of one that is not bool, or another value.
+void set_output_reductions(Program& program, const std::vector<int64_t>& reductions);
 
 }  // namespace pytensor_onnx::kernels

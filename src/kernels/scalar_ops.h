@@ -25,14 +25,21 @@ struct WideOf<T, true> {
 template <class T>
 using Wide = typename WideOf<T>::type;
 
+// On bools NumPy's add is `or` and its multiply `and`.
 struct Add {
-  template <class T> static T f(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b)); }
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    else return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+  }
 };
 struct Sub {
   template <class T> static T f(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b)); }
 };
 struct Mul {
-  template <class T> static T f(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b)); }
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+  }
 };
 struct TrueDiv {
   template <class T> static T f(T a, T b) { return a / b; }

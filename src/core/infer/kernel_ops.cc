@@ -90,7 +90,7 @@ bool infer_kernel_node(Node& node) {
   const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
   if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
   // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs
-  // broadcast, but for the outputs an Elemwise sums (0-d). Attribute `rank`
+  // broadcast, but for the outputs an Elemwise reduces (0-d). Attribute `rank`
   // (passes/fold_into_kernels.h) fixes the output's rank: an input's leading
   // axes beyond it are dropped (size 1), and the shape is padded with 1s.
   const int64_t rank = node.attrs.get_int("rank", -1);
@@ -108,10 +108,11 @@ bool infer_kernel_node(Node& node) {
     padded.insert(padded.end(), shape->begin(), shape->end());
     shape = padded;
   }
-  const std::vector<int64_t> sums = node.attrs.get_ints("output_sums").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> reductions =
+      node.attrs.get_ints("output_reductions").value_or(std::vector<int64_t>{});
   for (size_t j = 0; j < node.outputs.size(); ++j) {
     node.outputs[j]->dtype = dtype;
-    node.outputs[j]->shape = j < sums.size() && sums[j] ? Shape(std::vector<Dim>{}) : shape;
+    node.outputs[j]->shape = j < reductions.size() && reductions[j] != 0 ? Shape(std::vector<Dim>{}) : shape;
   }
   return true;
 }

@@ -180,7 +180,7 @@ TEST(KernelProgram, ParallelTasksGiveTheSerialResult) {
 TEST(KernelProgram, SummedOutputsAddEveryPositionInOrder) {
   // Output 0 written per position, output 1 summed; a broadcast scalar input.
   Program p = parse_program("float64 float64", "Mul float64 0 1;Add float64 2 0", {2, 3});
-  set_output_sums(p, {0, 1});
+  set_output_reductions(p, {0, 1});
   const size_t n = 1000;
   std::vector<double> x(n), scale{3.0};
   for (size_t i = 0; i < n; ++i) x[i] = 1.0 / static_cast<double>(i + 1);
@@ -201,16 +201,55 @@ TEST(KernelProgram, SummedOutputsAddEveryPositionInOrder) {
   evaluate(p, {{x.data(), {0}}, {scale.data(), {1}}}, {0}, {none.data(), &empty_sum});
   EXPECT_EQ(empty_sum, 0.0);
   Program ints = parse_program("int64", "Neg int64 0", {1});
-  EXPECT_THROW(set_output_sums(ints, {1}), std::invalid_argument);
-  EXPECT_THROW(set_output_sums(p, {1}), std::invalid_argument);  // one flag per output
+  EXPECT_THROW(set_output_reductions(ints, {1}), std::invalid_argument);
+  EXPECT_THROW(set_output_reductions(p, {1}), std::invalid_argument);  // one flag per output
 }
 
-TEST(KernelProgram, SummedOutputsOfParallelTasksDoNotDependOnTheirOrder) {
+TEST(KernelProgram, AllAndAnyOutputsReduceEveryPosition) {
+  // all(x < t) and any(x < t) over a large array (several parallel tasks),
+  // with the one position that decides them first, in the middle and last,
+  // or nowhere; a scalar threshold.
+  const size_t n = (1 << 16) + 77;
+  Program p = parse_program("float64 float64", "LT bool 0 1", {2, 2});
+  set_output_reductions(p, {2, 3});  // All, Any
+  const ParallelFor parallel = [](size_t count, const std::function<void(size_t)>& task) {
+    for (size_t t = count; t-- > 0;) task(t);
+  };
+  const std::vector<int64_t> shape{static_cast<int64_t>(n)};
+  for (const ParallelFor* pool : {static_cast<const ParallelFor*>(nullptr), &parallel}) {
+    for (const size_t special : {size_t{0}, n / 2, n - 1, n}) {
+      std::vector<double> x(n, 1.0);
+      if (special < n) x[special] = -1.0;
+      // below 0: one element holds, so all() fails and any() holds; below 2 every element holds.
+      for (const double threshold : {0.0, 2.0}) {
+        bool all = !threshold, any = !threshold;
+        evaluate(p, {{x.data(), shape}, {&threshold, {}}}, shape, {&all, &any}, pool);
+        const bool one = special < n;
+        EXPECT_EQ(all, threshold == 2.0) << special;
+        EXPECT_EQ(any, threshold == 2.0 || one) << special;
+      }
+    }
+  }
+  // Over an empty array all() holds and any() does not; All and Any take
+  // bools only, Sum float64 only.
+  bool all = false, any = true;
+  const double threshold = 0.0;
+  std::vector<double> none;
+  evaluate(p, {{none.data(), {0}}, {&threshold, {}}}, {0}, {&all, &any});
+  EXPECT_TRUE(all);
+  EXPECT_FALSE(any);
+  EXPECT_THROW(set_output_reductions(p, {1, 0}), std::invalid_argument);
+  Program floats = parse_program("float64", "Exp float64 0", {1});
+  EXPECT_THROW(set_output_reductions(floats, {2}), std::invalid_argument);
+  EXPECT_THROW(set_output_reductions(floats, {7}), std::invalid_argument);
+}
+
+TEST(KernelProgram, SummedOutputsAddInPositionOrderWhateverThePool) {
   const size_t n = (1 << 16) + 77;
   std::vector<double> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = std::sin(static_cast<double>(i));
   Program p = parse_program("float64", "Exp float64 0", {1});
-  set_output_sums(p, {1});
+  set_output_reductions(p, {1});
   const ParallelFor forward = [](size_t count, const std::function<void(size_t)>& task) {
     for (size_t t = 0; t < count; ++t) task(t);
   };
@@ -222,10 +261,10 @@ TEST(KernelProgram, SummedOutputsOfParallelTasksDoNotDependOnTheirOrder) {
   evaluate(p, {{x.data(), shape}}, shape, {&a}, &forward);
   evaluate(p, {{x.data(), shape}}, shape, {&b}, &in_reverse);
   evaluate(p, {{x.data(), shape}}, shape, {&serial});
-  EXPECT_EQ(a, b);
-  double expected = 0.0;
+  double expected = 0.0;  // a sequential loop, as PyTensor's C backend sums
   for (double v : x) expected += std::exp(v);
-  EXPECT_NEAR(a, expected, 1e-12 * std::abs(expected));
+  EXPECT_EQ(a, expected);
+  EXPECT_EQ(b, expected);
   EXPECT_EQ(serial, expected);
 }
 
