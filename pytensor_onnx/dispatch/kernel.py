@@ -36,7 +36,7 @@ _KERNEL_NAMES = {
         psm.Erf, psm.Erfc, psm.Sigmoid, psm.Softplus, psm.Log1mexp, psm.GammaLn, psm.Gamma, psm.Psi,
         psm.TriGamma, psm.Erfinv, psm.Erfcinv, psm.GammaInc, psm.GammaIncC, psm.BetaInc, psm.GammaIncInv,
         psm.GammaIncCInv, psm.Owens_t, psm.I0, psm.I1, psm.Erfcx, psm.J0, psm.J1,
-        psm.Jv, psm.Ive, psm.Kve, psm.BetaIncInv,
+        psm.Jv, psm.Ive, psm.Kve, psm.BetaIncInv, psm.Hyp2F1,
     )
 }
 if compat.Iv is not None:  # PyTensor 2.38's (PyTensor 3 writes iv as ive times exp(|x|))

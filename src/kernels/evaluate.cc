@@ -127,7 +127,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   auto slot_data = [&](int r) {
     return reinterpret_cast<char*>(scratch.data() + static_cast<size_t>(p.slot[r]) * kBlock);
   };
-  Operand args[3];
+  Operand args[kMaxArity];
   for (size_t b = first_block; b < last_block; ++b) {
     const size_t start = b * kBlock;
     const size_t n = std::min(kBlock, call.size - start);
@@ -325,7 +325,7 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   for (size_t k = 0; k < p.code.size(); ++k) {
     const Instruction& ins = p.code[k];
     bool all_scalar = true;
-    Operand args[3];
+    Operand args[kMaxArity];
     for (size_t a = 0; a < ins.args.size(); ++a) {
       all_scalar = all_scalar && call.scalar[ins.args[a]];
       args[a] = {&call.scalar_value[ins.args[a]], true};

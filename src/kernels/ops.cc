@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "method_constants.h"
 #include "scalar_ops.h"
 #include "scipy_special.h"
 #include "special.h"
@@ -10,6 +11,7 @@
 #include "special_bessel_ik.h"
 #include "special_bessel_jv.h"
 #include "special_betaincinv.h"
+#include "special_hyp2f1.h"
 #include "special_owens_t.h"
 
 namespace pytensor_onnx::kernels {
@@ -79,6 +81,18 @@ void loop3(const Operand* x, void* out, size_t n) {
   for (size_t i = 0; i < n; ++i) o[i] = F::f(a[i * sa], b[i * sb], c[i * sc]);
 }
 
+template <class F, class R, class A>
+void loop4(const Operand* x, void* out, size_t n) {
+  const A* a = static_cast<const A*>(x[0].data);
+  const A* b = static_cast<const A*>(x[1].data);
+  const A* c = static_cast<const A*>(x[2].data);
+  const A* d = static_cast<const A*>(x[3].data);
+  const size_t sa = x[0].scalar ? 0 : 1, sb = x[1].scalar ? 0 : 1, sc = x[2].scalar ? 0 : 1;
+  const size_t sd = x[3].scalar ? 0 : 1;
+  R* o = static_cast<R*>(out);
+  for (size_t i = 0; i < n; ++i) o[i] = F::f(a[i * sa], b[i * sb], c[i * sc], d[i * sd]);
+}
+
 template <class T>
 void switch_loop(const Operand* x, void* out, size_t n) {
   const bool* c = static_cast<const bool*>(x[0].data);
@@ -114,6 +128,16 @@ template <double (*F)(double, double, double)>
 struct Special3 {
   template <class T> static T f(T x, T y, T z) { return static_cast<T>(F(double(x), double(y), double(z))); }
 };
+// hyp2f1 gives NaN where its error estimate exceeds the tolerance of the
+// result's dtype, as its recipe does (1e-11 for float64, 1e-8 for float32).
+struct Hyp2F1 {
+  template <class T> static T f(T a, T b, T c, T z) {
+    if constexpr (std::is_same_v<T, float>) {
+      return static_cast<T>(special::hyp2f1(a, b, c, z, recipes::hyp2f1_method::kFloat32Tolerance));
+    }
+    else return static_cast<T>(special::hyp2f1(double(a), double(b), double(c), double(z)));
+  }
+};
 
 struct Entry {
   const char* name;
@@ -136,7 +160,8 @@ LoopFn select_for(DType d) {
       using R = std::conditional_t<S == Signature::Compare, bool, T>;
       if constexpr (Arity == 1) return &loop1<F, R, T>;
       else if constexpr (Arity == 2) return &loop2<F, R, T>;
-      else return &loop3<F, R, T>;
+      else if constexpr (Arity == 3) return &loop3<F, R, T>;
+      else return &loop4<F, R, T>;
     }
   });
 }
@@ -219,6 +244,7 @@ const Entry kOps[] = {
     same<Special2<special::gammainccinv>, 2, kFloats>("GammaIncCInv"),
     same<Special2<special::owens_t>, 2, kFloats>("Owens_t"),
     same<Special3<special::betaincinv>, 3, kFloats>("BetaIncInv"),
+    same<Hyp2F1, 4, kFloats>("Hyp2F1"),
     from_scipy<Special1<scipy_special::erfcx>, 1>("Erfcx"),
     same<Special1<special::i0>, 1, kFloats>("I0"),
     same<Special1<special::i1>, 1, kFloats>("I1"),

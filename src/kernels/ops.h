@@ -20,6 +20,9 @@ struct Operand {
 };
 using LoopFn = void (*)(const Operand* args, void* out, size_t n);
 
+// The most operands an op takes (hyp2f1's four): select_loop refuses more.
+inline constexpr size_t kMaxArity = 4;
+
 enum class Signature {
   Same,       // operands and result of one dtype (Add, Exp, ...)
   Compare,    // operands of one dtype, bool result (LT, IsNan, ...)

@@ -70,8 +70,8 @@ def _values(dtype, arity):
     if arity == 2:
         return list(all_pairs(dtype, dtype))
     base = edge_values(dtype)
-    triples = list(itertools.product(base[:: max(1, len(base) // 6)], repeat=3))
-    return [np.array(column, dtype=dtype) for column in zip(*triples, strict=True)]
+    tuples = list(itertools.product(base[:: max(1, len(base) // 6)], repeat=arity))
+    return [np.array(column, dtype=dtype) for column in zip(*tuples, strict=True)]
 
 
 @pytest.mark.parametrize("cls, dtype", list(_cases()))

@@ -45,6 +45,7 @@
 #include "build_helpers.h"
 #include "elementwise.h"
 #include "loops.h"
+#include "method_constants.h"
 #include "recipes.h"
 #include "registry.h"
 
@@ -54,19 +55,10 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kEpsilon = 0x1p-53;
-// Results whose estimated relative error is above the tolerance are NaN:
-// 1e-11 for float64 results; for narrower dtypes the float64 recipe is
-// built with a tolerance that still rounds right in that dtype (attribute
-// "tolerance"), so that near-singular points a float64 result could not
-// resolve keep their float32 value.
-constexpr double kTolerance = 1e-11;
 constexpr double kEulerGamma = 0.57721566490153286061;
-// The Gauss series is a candidate up to x = 0.99 (about 100 (|a| + |b|) +
-// 3700 steps there): it is what remains where c - a - b is close to, but
-// not, an integer, and the connection formula cancels.
-constexpr double kSeriesLimit = 0.99;
-// Steps of each Loop; elements that need more are NaN.
-constexpr int64_t kMaxSteps = 10000;
+// The tolerance (attribute "tolerance" for narrower dtypes), the Gauss
+// series' limit and the steps of each Loop.
+using namespace hyp2f1_method;
 
 Value* call(const Ew& f, const char* recipe, Value* x) { return build_recipe_named(f.g(), recipe, {x}, {})[0]; }
 
@@ -443,10 +435,10 @@ std::vector<Value*> hyp2f1_core(const Ew& f, const std::vector<Value*>& in, cons
 double tolerance_for(DType dtype) {
   switch (dtype) {
     case DType::Float32:
-      return 1e-8;
+      return kFloat32Tolerance;
     case DType::Float16:
     case DType::BFloat16:
-      return 1e-4;
+      return kFloat16Tolerance;
     default:  // float64
       return kTolerance;
   }

@@ -39,4 +39,21 @@ inline constexpr double kLogUnderflow = -740.0;
 inline constexpr double kLargestParameter = 1e10;
 }  // namespace betaincinv_method
 
+namespace hyp2f1_method {  // hyp2f1.cc
+// Results whose estimated relative error is above the tolerance are NaN:
+// 1e-11 for float64 results; for narrower dtypes the float64 method runs
+// with a tolerance that still rounds right in that dtype, so that
+// near-singular points a float64 result could not resolve keep their
+// float32 value.
+inline constexpr double kTolerance = 1e-11;
+inline constexpr double kFloat32Tolerance = 1e-8;
+inline constexpr double kFloat16Tolerance = 1e-4;
+// The Gauss series is a candidate up to x = 0.99 (about 100 (|a| + |b|) +
+// 3700 steps there): it is what remains where c - a - b is close to, but
+// not, an integer, and the connection formula cancels.
+inline constexpr double kSeriesLimit = 0.99;
+// Steps of each series; elements that need more are NaN.
+inline constexpr int kMaxSteps = 10000;
+}  // namespace hyp2f1_method
+
 }  // namespace pytensor_onnx::recipes
