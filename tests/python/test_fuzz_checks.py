@@ -70,6 +70,31 @@ def test_cancellation_in_a_sum_is_allowed_for_and_nothing_more():
     assert "differs" in judge(SUM_WITH_CANCELLATION, [np.array(1e4)])
 
 
+# log_softmax in float32 of values 15 apart: the small output (-2.5e-7) is
+# log(1 + 2.5e-7), the float32 sum inside the op rounds to 1 + k 2^-23, so a
+# correct result is off by up to half an ulp of 1 over 2.5e-7: ~25%.
+LOG_SOFTMAX_OF_A_DOMINANT_VALUE = _case(
+    [InputNode("float32", (2,), (None,)), StepNode("special.softmax", [0], {"log": True, "axis": None})],
+    [1],
+    [np.array([15.2, 0.0], dtype="float32")],
+)
+
+
+def test_a_softmax_is_allowed_the_rounding_of_its_own_sum():
+    state, ref = _reference(LOG_SOFTMAX_OF_A_DOMINANT_VALUE)
+    want = ref[1]
+    small = want[0]
+    assert -1e-6 < small < 0
+    # The sum rounded one float32 ulp of 1 the other way: a correct result.
+    other_rounding = want.copy()
+    other_rounding[0] = small - np.float32(2**-24)
+    assert judge(LOG_SOFTMAX_OF_A_DOMINANT_VALUE, [other_rounding]) is None
+    # Beyond the 2**6 spreads the judge allows (ATOL_ULPS): not a rounding.
+    wrong = want.copy()
+    wrong[0] = small - np.float32(1e-4)
+    assert "differs" in judge(LOG_SOFTMAX_OF_A_DOMINANT_VALUE, [wrong])
+
+
 # -- error parity ---------------------------------------------------------------------
 
 # x + y with y of length 1 not known to broadcast: PyTensor raises ValueError.

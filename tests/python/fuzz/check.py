@@ -19,6 +19,7 @@ import pytensor.tensor as pt
 from hypothesis import event as hypothesis_event
 from hypothesis.control import _current_build_context
 from pytensor.compile.mode import Mode
+from pytensor.tensor.special import LogSoftmax, Softmax
 
 from pytensor_onnx import export_function_onnx, export_onnx
 from pytensor_onnx.dispatch.utils import DATA_CHECK
@@ -115,11 +116,30 @@ def _noisy_rebuild(out, operands, noisy):
     mapping = {}
     for node in io_toposort(list(operands), [out]):
         new_inputs = [mapping.get(i, i) for i in node.inputs]
-        new_node = node.clone_with_new_inputs(new_inputs) if new_inputs != list(node.inputs) else node
-        for old, new in zip(node.outputs, new_node.outputs, strict=True):
+        if isinstance(node.op, Softmax | LogSoftmax):
+            new_outputs = [_noisy_softmax(node.op, new_inputs[0], noisy)]
+        else:
+            new_node = node.clone_with_new_inputs(new_inputs) if new_inputs != list(node.inputs) else node
+            new_outputs = new_node.outputs
+        for old, new in zip(node.outputs, new_outputs, strict=True):
             is_float = getattr(new.type, "dtype", "").startswith("float") and hasattr(new.type, "shape")
             mapping[old] = noisy(new) if is_float else new
     return mapping.get(out, out)
+
+
+def _noisy_softmax(op, x, noisy):
+    """PyTensor's softmax or log-softmax of ``x`` written out as its perform
+    computes it (``x - max``, ``exp``, the sum, its ``log``), each step
+    perturbed: one op whose internal sum rounds (a float32 log-softmax of
+    values near 0 is a difference of two nearly equal numbers, whose ulp of
+    the sum is its whole error)."""
+    axis = op.axis
+    shifted = noisy(x - pt.max(x, axis=axis, keepdims=True))
+    exps = noisy(pt.exp(shifted))
+    total = noisy(pt.sum(exps, axis=axis, keepdims=True))
+    if isinstance(op, LogSoftmax):
+        return shifted - noisy(pt.log(total))
+    return exps / total
 
 
 def perturbed_graph(case: Case, state):
