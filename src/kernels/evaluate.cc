@@ -10,11 +10,20 @@ namespace {
 // Elements per block: 512 float64 are 4 KiB a register, so a program's live
 // registers stay in L1/L2 while each instruction runs over the block.
 constexpr size_t kBlock = 512;
-// Below this many elements one thread runs the whole node: handing work to
-// the pool (a few us) costs more than it saves on PyMC-sized arrays. At 2^14
-// float32 elements a bias-and-ReLU node already gains from two threads.
+// Below this many elements, and this much work (elements times the
+// program's cost per element, in adds: Program::cost), one thread runs the
+// whole node: handing work to the pool costs more than it saves. At 2^14
+// float32 elements a bias-and-ReLU node already gains from two threads; a
+// node of a few exps and logs (cost ~60) gains from ~4,000 elements on (a
+// logistic regression's 1e4 elements: 430 us on one thread, half on two),
+// while PyMC's Normal log-density on 1e4 (cost ~12, two sums) lost 25% on
+// the pool: measured, bench/results.md.
 constexpr size_t kParallelMin = 1 << 14;
-constexpr size_t kBlocksPerTask = 16;
+constexpr int64_t kParallelWork = 1 << 18;
+// A task of the pool is about this much work (blocks of a cheap program,
+// down to one block of a costly one): 16 blocks of a program of cost 2.
+constexpr int64_t kTaskWork = 16 * static_cast<int64_t>(kBlock) * 2;
+constexpr size_t kMaxBlocksPerTask = 16;
 // A thread keeps the buffer of deferred sums' terms up to this many values.
 constexpr size_t kKeptTerms = 1 << 16;
 
@@ -37,6 +46,7 @@ struct Call {
   std::vector<size_t> block_code;      // instructions that run per block
   std::vector<int> reduced_index;      // per output: its column of `partials`, -1 unless reduced
   size_t num_reduced = 0;
+  size_t blocks_per_task = kMaxBlocksPerTask;
   // Per task, per reduced output: the task's sum (all/any: 1 or 0). Tasks of
   // one call write disjoint entries, so the runs that share the call may
   // write them.
@@ -150,7 +160,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
     for (size_t j = 0; j < p.outputs.size(); ++j) {
       const int r = p.outputs[j];
       if (call.reduced_index[j] >= 0) {
-        double& acc = call.partials[first_block / kBlocksPerTask * call.num_reduced + call.reduced_index[j]];
+        double& acc = call.partials[first_block / call.blocks_per_task * call.num_reduced + call.reduced_index[j]];
         const size_t count = operands[r].scalar ? 1 : n;
         if (p.reductions[j] == Reduction::Sum) {
           // In position order, as PyTensor's C and Numba sums add.
@@ -252,7 +262,9 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     if (p.reductions[j] != Reduction::None) call.reduced_index[j] = static_cast<int>(call.num_reduced++);
   }
   const size_t blocks = (size + kBlock - 1) / kBlock;
-  const size_t tasks = std::max<size_t>(1, (blocks + kBlocksPerTask - 1) / kBlocksPerTask);
+  const int64_t block_work = static_cast<int64_t>(kBlock) * std::max<int64_t>(p.cost, 1);
+  call.blocks_per_task = static_cast<size_t>(std::clamp<int64_t>(kTaskWork / block_work, 1, kMaxBlocksPerTask));
+  const size_t tasks = std::max<size_t>(1, (blocks + call.blocks_per_task - 1) / call.blocks_per_task);
   call.partials.resize(tasks * call.num_reduced);
   for (size_t j = 0; j < p.reductions.size(); ++j) {
     if (call.reduced_index[j] < 0) continue;
@@ -338,11 +350,14 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     call.scalar[ins.result] = true;
   }
 
-  const ParallelFor* pool = size < kParallelMin ? nullptr : parallel;
+  const bool worth_threads =
+      size >= kParallelMin || static_cast<int64_t>(size) * std::max<int64_t>(p.cost, 1) >= kParallelWork;
+  const ParallelFor* pool = worth_threads ? parallel : nullptr;
   call.deferred_sums =
       pool != nullptr && std::find(p.reductions.begin(), p.reductions.end(), Reduction::Sum) != p.reductions.end();
   if (call.deferred_sums) call.terms.resize(call.num_reduced * size);
-  run_chunked(blocks, kBlocksPerTask, pool, [&call](size_t first, size_t last) { run_blocks(call, first, last); });
+  run_chunked(blocks, call.blocks_per_task, pool,
+              [&call](size_t first, size_t last) { run_blocks(call, first, last); });
   write_reductions();
   if (call.terms.size() > kKeptTerms) std::vector<double>().swap(call.terms);  // (a large array's terms go)
 }

@@ -39,6 +39,14 @@ constexpr uint32_t kInts = bit<int8_t>() | bit<int16_t>() | bit<int32_t>() | bit
 constexpr uint32_t kNumbers = kInts | kFloats;
 constexpr uint32_t kAll = kNumbers | kBool;
 
+// Rough per-element costs of the ops, in adds (a vectorised add ~0.3 ns;
+// exp or log ~10 ns; gammaln ~25 ns; the iterative special functions
+// 100 ns-2 us): they decide when a node's work pays for the pool's threads.
+constexpr int kCheap = 1;
+constexpr int kElementary = 20;
+constexpr int kSpecial = 60;
+constexpr int kIterative = 500;
+
 // Loops over a block. Result type R, operand type A; F::f gives one element.
 template <class F, class R, class A>
 void loop1(const Operand* x, void* out, size_t n) {
@@ -146,6 +154,7 @@ struct Entry {
   uint32_t dtypes;  // operand dtypes taken (the condition of Switch excluded)
   LoopFn (*select)(DType operand);
   bool from_scipy = false;  // evaluated by a function SciPy hands over (scipy_special.h)
+  int cost = kCheap;        // per element, in adds (see op_cost)
 };
 
 // The loop of F on operand dtype `d` for a Same/Compare op of `Arity`
@@ -171,12 +180,12 @@ LoopFn select_switch(DType d) {
 }
 
 template <class F, int Arity, uint32_t Mask>
-constexpr Entry same(const char* name) {
-  return {name, Arity, Signature::Same, Mask, &select_for<F, Arity, Signature::Same, Mask>};
+constexpr Entry same(const char* name, int cost = kCheap) {
+  return {name, Arity, Signature::Same, Mask, &select_for<F, Arity, Signature::Same, Mask>, false, cost};
 }
 template <class F, int Arity>
-constexpr Entry from_scipy(const char* name) {
-  return {name, Arity, Signature::Same, kFloats, &select_for<F, Arity, Signature::Same, kFloats>, true};
+constexpr Entry from_scipy(const char* name, int cost) {
+  return {name, Arity, Signature::Same, kFloats, &select_for<F, Arity, Signature::Same, kFloats>, true, cost};
 }
 template <class F, int Arity, uint32_t Mask>
 constexpr Entry compare(const char* name) {
@@ -193,20 +202,20 @@ const Entry kOps[] = {
     same<s::Mod, 2, kNumbers>("Mod"),
     same<s::Maximum, 2, kAll>("Maximum"),
     same<s::Minimum, 2, kAll>("Minimum"),
-    same<s::Pow, 2, kFloats>("Pow"),
-    same<s::ArcTan2, 2, kFloats>("ArcTan2"),
+    same<s::Pow, 2, kFloats>("Pow", kElementary),
+    same<s::ArcTan2, 2, kFloats>("ArcTan2", kElementary),
     same<s::Neg, 1, kNumbers>("Neg"),
     same<s::Abs, 1, kNumbers>("Abs"),
     same<s::Sign, 1, kNumbers>("Sign"),
     same<s::Sqr, 1, kNumbers>("Sqr"),
     same<s::Identity, 1, kAll>("Identity"),
-    same<s::Exp, 1, kFloats>("Exp"),
-    same<s::Exp2, 1, kFloats>("Exp2"),
-    same<s::Expm1, 1, kFloats>("Expm1"),
-    same<s::Log, 1, kFloats>("Log"),
-    same<s::Log2, 1, kFloats>("Log2"),
-    same<s::Log10, 1, kFloats>("Log10"),
-    same<s::Log1p, 1, kFloats>("Log1p"),
+    same<s::Exp, 1, kFloats>("Exp", kElementary),
+    same<s::Exp2, 1, kFloats>("Exp2", kElementary),
+    same<s::Expm1, 1, kFloats>("Expm1", kElementary),
+    same<s::Log, 1, kFloats>("Log", kElementary),
+    same<s::Log2, 1, kFloats>("Log2", kElementary),
+    same<s::Log10, 1, kFloats>("Log10", kElementary),
+    same<s::Log1p, 1, kFloats>("Log1p", kElementary),
     same<s::Sqrt, 1, kFloats>("Sqrt"),
     same<s::Reciprocal, 1, kFloats>("Reciprocal"),
     same<s::Floor, 1, kFloats>("Floor"),
@@ -214,46 +223,46 @@ const Entry kOps[] = {
     same<s::Trunc, 1, kFloats>("Trunc"),
     same<s::RoundHalfToEven, 1, kFloats>("RoundHalfToEven"),
     same<s::RoundHalfAwayFromZero, 1, kFloats>("RoundHalfAwayFromZero"),
-    same<s::Sin, 1, kFloats>("Sin"),
-    same<s::Cos, 1, kFloats>("Cos"),
-    same<s::Tan, 1, kFloats>("Tan"),
-    same<s::ArcSin, 1, kFloats>("ArcSin"),
-    same<s::ArcCos, 1, kFloats>("ArcCos"),
-    same<s::ArcTan, 1, kFloats>("ArcTan"),
-    same<s::Sinh, 1, kFloats>("Sinh"),
-    same<s::Cosh, 1, kFloats>("Cosh"),
-    same<s::Tanh, 1, kFloats>("Tanh"),
-    same<s::ArcSinh, 1, kFloats>("ArcSinh"),
-    same<s::ArcCosh, 1, kFloats>("ArcCosh"),
-    same<s::ArcTanh, 1, kFloats>("ArcTanh"),
-    same<s::Erf, 1, kFloats>("Erf"),
-    same<s::Erfc, 1, kFloats>("Erfc"),
-    same<s::Sigmoid, 1, kFloats>("Sigmoid"),
-    same<s::Softplus, 1, kFloats>("Softplus"),
-    same<s::Log1mexp, 1, kFloats>("Log1mexp"),
-    same<Special1<special::gammaln>, 1, kFloats>("GammaLn"),
-    same<Special1<special::gamma>, 1, kFloats>("Gamma"),
-    same<Special1<special::psi>, 1, kFloats>("Psi"),
-    same<Special1<special::trigamma>, 1, kFloats>("TriGamma"),
-    same<Special1<special::erfinv>, 1, kFloats>("Erfinv"),
-    same<Special1<special::erfcinv>, 1, kFloats>("Erfcinv"),
-    same<Special2<special::gammainc>, 2, kFloats>("GammaInc"),
-    same<Special2<special::gammaincc>, 2, kFloats>("GammaIncC"),
-    same<Special3<special::betainc>, 3, kFloats>("BetaInc"),
-    same<Special2<special::gammaincinv>, 2, kFloats>("GammaIncInv"),
-    same<Special2<special::gammainccinv>, 2, kFloats>("GammaIncCInv"),
-    same<Special2<special::owens_t>, 2, kFloats>("Owens_t"),
-    same<Special3<special::betaincinv>, 3, kFloats>("BetaIncInv"),
-    same<Hyp2F1, 4, kFloats>("Hyp2F1"),
-    from_scipy<Special1<scipy_special::erfcx>, 1>("Erfcx"),
-    same<Special1<special::i0>, 1, kFloats>("I0"),
-    same<Special1<special::i1>, 1, kFloats>("I1"),
-    same<Special1<special::j0>, 1, kFloats>("J0"),
-    same<Special1<special::j1>, 1, kFloats>("J1"),
-    same<Special2<special::jv>, 2, kFloats>("Jv"),
-    same<Special2<special::ive>, 2, kFloats>("Ive"),
-    same<Special2<special::iv>, 2, kFloats>("Iv"),
-    same<Special2<special::kve>, 2, kFloats>("Kve"),
+    same<s::Sin, 1, kFloats>("Sin", kElementary),
+    same<s::Cos, 1, kFloats>("Cos", kElementary),
+    same<s::Tan, 1, kFloats>("Tan", kElementary),
+    same<s::ArcSin, 1, kFloats>("ArcSin", kElementary),
+    same<s::ArcCos, 1, kFloats>("ArcCos", kElementary),
+    same<s::ArcTan, 1, kFloats>("ArcTan", kElementary),
+    same<s::Sinh, 1, kFloats>("Sinh", kElementary),
+    same<s::Cosh, 1, kFloats>("Cosh", kElementary),
+    same<s::Tanh, 1, kFloats>("Tanh", kElementary),
+    same<s::ArcSinh, 1, kFloats>("ArcSinh", kElementary),
+    same<s::ArcCosh, 1, kFloats>("ArcCosh", kElementary),
+    same<s::ArcTanh, 1, kFloats>("ArcTanh", kElementary),
+    same<s::Erf, 1, kFloats>("Erf", kElementary),
+    same<s::Erfc, 1, kFloats>("Erfc", kElementary),
+    same<s::Sigmoid, 1, kFloats>("Sigmoid", kElementary),
+    same<s::Softplus, 1, kFloats>("Softplus", kElementary),
+    same<s::Log1mexp, 1, kFloats>("Log1mexp", kElementary),
+    same<Special1<special::gammaln>, 1, kFloats>("GammaLn", kSpecial),
+    same<Special1<special::gamma>, 1, kFloats>("Gamma", kSpecial),
+    same<Special1<special::psi>, 1, kFloats>("Psi", kSpecial),
+    same<Special1<special::trigamma>, 1, kFloats>("TriGamma", kSpecial),
+    same<Special1<special::erfinv>, 1, kFloats>("Erfinv", kSpecial),
+    same<Special1<special::erfcinv>, 1, kFloats>("Erfcinv", kSpecial),
+    same<Special2<special::gammainc>, 2, kFloats>("GammaInc", kIterative),
+    same<Special2<special::gammaincc>, 2, kFloats>("GammaIncC", kIterative),
+    same<Special3<special::betainc>, 3, kFloats>("BetaInc", kIterative),
+    same<Special2<special::gammaincinv>, 2, kFloats>("GammaIncInv", kIterative),
+    same<Special2<special::gammainccinv>, 2, kFloats>("GammaIncCInv", kIterative),
+    same<Special2<special::owens_t>, 2, kFloats>("Owens_t", kIterative),
+    same<Special3<special::betaincinv>, 3, kFloats>("BetaIncInv", kIterative),
+    same<Hyp2F1, 4, kFloats>("Hyp2F1", kIterative),
+    from_scipy<Special1<scipy_special::erfcx>, 1>("Erfcx", kSpecial),
+    same<Special1<special::i0>, 1, kFloats>("I0", kSpecial),
+    same<Special1<special::i1>, 1, kFloats>("I1", kSpecial),
+    same<Special1<special::j0>, 1, kFloats>("J0", kSpecial),
+    same<Special1<special::j1>, 1, kFloats>("J1", kSpecial),
+    same<Special2<special::jv>, 2, kFloats>("Jv", kIterative),
+    same<Special2<special::ive>, 2, kFloats>("Ive", kIterative),
+    same<Special2<special::iv>, 2, kFloats>("Iv", kIterative),
+    same<Special2<special::kve>, 2, kFloats>("Kve", kIterative),
     same<s::Clip, 3, kNumbers>("Clip"),
     same<s::AND, 2, kInts | kBool>("AND"),
     same<s::OR, 2, kInts | kBool>("OR"),
@@ -324,6 +333,13 @@ LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DTyp
     return e.select(operand);
   }
   throw std::invalid_argument("unknown scalar op '" + name + "'");
+}
+
+int op_cost(const std::string& name) {
+  for (const Entry& e : kOps) {
+    if (name == e.name) return e.cost;
+  }
+  return kCheap;
 }
 
 std::string describe_ops() {

@@ -34,6 +34,10 @@ enum class Signature {
 // std::invalid_argument naming what does not fit.
 LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DType result);
 
+// The rough cost of op `name` per element, in adds (1 for an add or a
+// compare, ~20 for exp, ~500 for an iterative special function).
+int op_cost(const std::string& name);
+
 // "Add 2 same bool,int8,...;Exp 1 same float32,float64;..." : every op, its
 // arity, signature and the operand dtypes it takes (the ones evaluated by
 // SciPy's functions only once those are set, scipy_special.h).

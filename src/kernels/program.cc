@@ -131,6 +131,7 @@ Program parse_program(const std::string& input_dtypes, const std::string& text, 
         arg_dtypes.push_back(p.registers[ins.args.back()]);
       }
       ins.loop = select_loop(w[0], arg_dtypes, dtype);
+      p.cost += op_cost(w[0]);
       ins.result = static_cast<int>(p.registers.size());
       p.registers.push_back(dtype);
       p.is_constant.push_back(false);

@@ -42,6 +42,9 @@ struct Program {
   std::vector<int> slot;  // per register, -1 for constants
   int num_slots = 0;
 
+  // The rough cost of one element of the program, in adds (op_cost).
+  int64_t cost = 0;
+
   size_t num_inputs() const { return num_inputs_; }
   size_t num_inputs_ = 0;
 };

@@ -177,6 +177,31 @@ TEST(KernelProgram, ParallelTasksGiveTheSerialResult) {
   EXPECT_EQ(serial, parallel);
 }
 
+TEST(KernelProgram, ThePoolRunsNodesWhoseWorkPaysForIt) {
+  // The same 8,192 elements: an add stays on the calling thread; exps and
+  // logs (cost ~60 adds an element) go to the pool.
+  const size_t n = 8192;
+  std::vector<double> x(n, 0.5), out(n);
+  size_t pool_calls = 0;
+  const ParallelFor counting = [&pool_calls](size_t count, const std::function<void(size_t)>& task) {
+    ++pool_calls;
+    for (size_t t = 0; t < count; ++t) task(t);
+  };
+  const std::vector<int64_t> shape{static_cast<int64_t>(n)};
+  Program cheap = parse_program("float64", "Add float64 0 0", {1});
+  Program costly = parse_program("float64", "Exp float64 0;Log1p float64 1;Softplus float64 2", {3});
+  EXPECT_EQ(cheap.cost, 1);
+  EXPECT_EQ(costly.cost, 3 * op_cost("Exp"));
+  EXPECT_GT(op_cost("Hyp2F1"), op_cost("GammaLn"));
+  EXPECT_GT(op_cost("GammaLn"), op_cost("Exp"));
+  evaluate(cheap, {{x.data(), shape}}, shape, {out.data()}, &counting);
+  EXPECT_EQ(pool_calls, 0u);
+  EXPECT_EQ(out[0], 1.0);
+  evaluate(costly, {{x.data(), shape}}, shape, {out.data()}, &counting);
+  EXPECT_EQ(pool_calls, 1u);
+  EXPECT_EQ(out[n - 1], std::log1p(std::exp(std::log1p(std::exp(0.5)))));  // softplus(log1p(exp(x)))
+}
+
 TEST(KernelProgram, SummedOutputsAddEveryPositionInOrder) {
   // Output 0 written per position, output 1 summed; a broadcast scalar input.
   Program p = parse_program("float64 float64", "Mul float64 0 1;Add float64 2 0", {2, 3});
