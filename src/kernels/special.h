@@ -24,10 +24,11 @@ double betainc_xy(double a, double b, double x, double y);
 double betaincinv_estimate(double a, double b, double y, double* one_minus_x);
 double gammaincinv(double a, double y);        // x with P(a, x) = y
 double gammainccinv(double a, double y);       // x with Q(a, x) = y
-// Boost's inverse of the incomplete beta function and its j0/j1 are left
-// out: next to the zeros of J (relative error 6e-4) and in the inverse's
-// tails (1e8 relative) they are far less accurate than the portable recipes,
-// which mode ONNX then uses.
+// (Boost's j0/j1 and inverse of the incomplete beta function are not used:
+// next to the zeros of J (relative error 6e-4) and in the inverse's tails
+// (1e8 relative) they are far less accurate than the portable recipes, whose
+// methods the kernels run instead: special_bessel_j01.h,
+// special_betaincinv.h.)
 double i0(double x);
 double i1(double x);
 
