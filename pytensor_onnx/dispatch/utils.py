@@ -165,13 +165,34 @@ def reshape(g, x, pieces, copies=()):
     if all(i in copies or (static_int(p) is not None and static_int(p) != 0) for i, p in enumerate(pieces)):
         return g.op("Reshape", x, int64_vector(g, [0 if i in copies else p for i, p in enumerate(pieces)]))
     target = int64_vector(g, pieces)
-    if target.constant_value is None:
+    known = target.constant_value
+    if known is not None and (known == -1).any() and (known == 0).any():
+        return _always_refused_reshape(g, x, known)
+    if known is None:
         target = g.op("Max", target, int64_const(g, -1))
         if infers and g.opset >= 14:
             # allowzero=1 forbids a -1 beside a 0, but ONNX Runtime infers a
             # size anyway (a (0, 2, 0, 2) array to (0, -1) gave (0, 4)).
             target = check(g, g.op("Not", _infer_beside_zero(g, target)), target)
     return reshape_to(g, x, target)
+
+
+def _always_refused_reshape(g, x, target):
+    """The reshape of ``x`` to the constant ``target`` that holds both a -1 and
+    a 0, which NumPy refuses for every input ("cannot reshape array of size 0
+    into shape (0,newaxis)"): running the model fails with the rule's data
+    check, as PyTensor raises ValueError when called.
+
+    ONNX Runtime refuses such a Reshape when it loads the model (shape
+    inference: "Product cannot be 0 in combination with -1"), so the target's
+    -1 becomes a 0 and the reshaped value is an empty slice of ``x`` behind a
+    check that always fails. The check reads ``x``, not a constant: a
+    condition on constants alone is folded before the runtime sees it, by our
+    passes or ONNX Runtime's, and a folded failing check fails the load.
+    """
+    refused = check(g, g.const(np.asarray(False)), g.op("Reshape", x, int64_const(g, [-1])))
+    empty = g.op("Slice", refused, int64_const(g, [0]), int64_const(g, [0]), int64_const(g, [0]))
+    return reshape_to(g, empty, int64_const(g, np.where(target == -1, 0, target)))
 
 
 def _infer_beside_zero(g, target):

@@ -213,6 +213,17 @@ def test_flatten(ndim, shape, opset, rng):
     compare_onnx_and_py([x], [pt.flatten(x, ndim)], [values], opset_version=opset)
 
 
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("static, shape", [((0, None, None), (0, 3, 4)), ((0, 3, 4), (0, 3, 4)), ((0, None, None, None), (0, 2, 3, 4))])
+def test_flatten_of_a_static_leading_zero_raises_when_called(static, shape, opset):
+    # PyTensor's target is then the constant (0, -1), which NumPy refuses for
+    # every input and ONNX Runtime refuses when it loads the model; mode ONNX
+    # must build and raise when called, as PyTensor does (found by the fuzzer,
+    # FUZZ_SEED=1739086365: the function failed to build).
+    x = pt.tensor("x", shape=static)
+    compare_raises([x], [pt.flatten(x, 2)], [np.zeros(shape)], ValueError, "cannot reshape", opset_version=opset, onnx_fails="check")
+
+
 @pytest.mark.parametrize("opset", [13, 15, 18])
 @pytest.mark.parametrize(
     "start_axis, n_axes", [(0, None), (1, None), (0, 2), (1, 2), (2, 1), (1, 0), (3, 0), (0, 0)]
