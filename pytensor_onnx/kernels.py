@@ -4,9 +4,10 @@ Mode ONNX replaces fused element-wise subgraphs (PyTensor's ``Composite``),
 special functions and matrix factorizations with single nodes of the domain
 ``pytensor_onnx.kernels``, evaluated by ``libpytensor_onnx_kernels.so``
 (``src/kernels``): ONNX Runtime pays per node, and runs element-wise graphs
-node by node. The factorizations call SciPy's LAPACK and some special
-functions SciPy's own C functions (those PyTensor's backends call), which
-this module hands the library when it loads it.
+node by node. The factorizations call SciPy's LAPACK, float64 matrix
+products its BLAS, and some special functions SciPy's own C functions
+(those PyTensor's backends call), which this module hands the library when
+it loads it.
 Exported files stay standard ONNX unless asked otherwise.
 
 The library is built with the extension when ONNX Runtime's C++ API headers
@@ -74,6 +75,9 @@ def _library():
     library.pytensor_onnx_kernels_missing_lapack.restype = ctypes.c_char_p
     library.pytensor_onnx_kernels_set_lapack.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     library.pytensor_onnx_kernels_missing_special.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_blas.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_missing_blas.restype = ctypes.c_char_p
+    library.pytensor_onnx_kernels_set_blas.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     library.pytensor_onnx_kernels_set_special.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     return library
 
@@ -127,6 +131,21 @@ def _set_lapack(library) -> str:
     return library.pytensor_onnx_kernels_missing_lapack().decode()
 
 
+def _set_blas(library) -> str:
+    """Hands the library SciPy's BLAS routines (``scipy.linalg.cython_blas``, the ones
+    PyTensor's Numba backend multiplies with); returns what is still missing."""
+    try:
+        from scipy.linalg import cython_blas
+    except ImportError as exc:
+        return f"(SciPy's BLAS: {exc})"
+    capsules = cython_blas.__pyx_capi__
+    for name in library.pytensor_onnx_kernels_missing_blas().decode().split():
+        capsule = capsules.get(name)
+        if capsule is not None:
+            library.pytensor_onnx_kernels_set_blas(name.encode(), _capsule_pointer(capsule)[1])
+    return library.pytensor_onnx_kernels_missing_blas().decode()
+
+
 @functools.cache
 def _load() -> tuple[dict[str, KernelOp] | None, str]:
     path = library_path()
@@ -163,6 +182,20 @@ def linalg_ops() -> frozenset[str]:
         logger.warning("pytensor-onnx: linear algebra runs the portable graph, SciPy's LAPACK lacks %s", missing)
         return frozenset()
     return frozenset(library.pytensor_onnx_kernels_linalg().decode().split())
+
+
+@functools.cache
+def blas_ops() -> frozenset[str]:
+    """The BLAS kernels ("MatMul"; ``src/kernels/matmul_kernel.h``), empty without the
+    library or without SciPy's BLAS (then logged once)."""
+    if _load()[0] is None:
+        return frozenset()
+    library = _library()
+    missing = _set_blas(library)
+    if missing:
+        logger.warning("pytensor-onnx: matrix products run on ONNX Runtime's MatMul, SciPy's BLAS lacks %s", missing)
+        return frozenset()
+    return frozenset(library.pytensor_onnx_kernels_blas().decode().split())
 
 
 def ops() -> dict[str, KernelOp]:
@@ -204,7 +237,8 @@ def register(options, *, fresh: bool = False) -> None:
     path = library_path()
     if path is None:
         raise RuntimeError(f"the model uses the kernel library, which is not available: {unavailable_reason()}")
-    linalg_ops()  # its LAPACK routines set before a session can run them
+    linalg_ops()  # its LAPACK and BLAS routines set before a session can run them
+    blas_ops()
     if fresh:
         options.register_custom_ops_library(path)
         return

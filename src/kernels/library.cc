@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "blas.h"
 #include "dtype.h"
 #include "elemwise.h"
 #include "lapack.h"
 #include "linalg_kernel.h"
+#include "matmul_kernel.h"
 #include "ops.h"
 #include "scipy_special.h"
 #include "ort_api.h"
@@ -25,11 +27,13 @@ struct Ops {
   std::vector<std::unique_ptr<KernelOp<ElemwiseKernel>>> elemwise;
   std::vector<std::unique_ptr<KernelOp<ScalarLoopKernel>>> loops;
   std::vector<std::unique_ptr<LinalgOp>> linalg;
+  std::vector<std::unique_ptr<MatMulOp>> matmul;
   std::vector<OrtCustomOp*> all() const {
     std::vector<OrtCustomOp*> out;
     for (const auto& op : elemwise) out.push_back(op.get());
     for (const auto& op : loops) out.push_back(op.get());
     for (const auto& op : linalg) out.push_back(op.get());
+    for (const auto& op : matmul) out.push_back(op.get());
     return out;
   }
 };
@@ -44,6 +48,7 @@ const Ops& kernel_ops() {
     for (LinalgKind kind : kLinalgKinds) {
       for (DType dtype : linalg_kind_dtypes(kind)) made.linalg.push_back(std::make_unique<LinalgOp>(kind, dtype));
     }
+    for (DType dtype : kMatMulDTypes) made.matmul.push_back(std::make_unique<MatMulOp>(dtype));
     return made;
   }();
   return ops;
@@ -143,6 +148,24 @@ __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_linalg(
   }();
   return text.c_str();
 }
+
+// The BLAS routines of the matrix-product kernel (blas.h), which
+// pytensor_onnx sets from SciPy before any session runs: 1 when `name` is one
+// the kernel calls, else 0.
+__attribute__((visibility("default"))) int pytensor_onnx_kernels_set_blas(const char* name, void* fn) {
+  return pytensor_onnx::kernels::blas::set_routine(name, fn) ? 1 : 0;
+}
+
+// The routines still missing, space-separated: the product kernel runs only
+// when this is empty.
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_missing_blas() {
+  static thread_local std::string text;
+  text = pytensor_onnx::kernels::blas::missing_routines();
+  return text.c_str();
+}
+
+// The BLAS kernels, space-separated (the one matrix product, "MatMul").
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_blas() { return "MatMul"; }
 
 __attribute__((visibility("default"))) int pytensor_onnx_kernels_api_version() {
   return PYTENSOR_ONNX_KERNELS_API_VERSION;
