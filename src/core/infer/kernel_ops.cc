@@ -2,7 +2,9 @@
 // their types and shapes are those of the recipes they replace.
 #include <algorithm>
 #include <string>
+#include <utility>
 
+#include "errors.h"
 #include "infer.h"
 #include "kernel_ops.h"
 
@@ -80,6 +82,36 @@ bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
   return true;
 }
 
+// A matrix operand of the MatMul kernel as it reads it: with its last two dims
+// swapped where its trans_a / trans_b attribute is 1.
+Shape as_read(const Shape& shape, bool transposed) {
+  if (!shape || !transposed || shape->size() < 2) return shape;
+  std::vector<Dim> dims = *shape;
+  std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+  return dims;
+}
+
+// The MatMul kernel (src/kernels/matmul_kernel.h): NumPy's matmul of its
+// operands as read, a vector's dim dropped from the result.
+Shape matmul_kernel_shape(const Node& node) {
+  const Shape a = as_read(node.inputs.at(0)->shape, node.attrs.get_int("trans_a", 0) != 0);
+  const Shape b = as_read(node.inputs.at(1)->shape, node.attrs.get_int("trans_b", 0) != 0);
+  if (!a || !b) return std::nullopt;
+  if (a->empty() || b->empty()) throw BuildError("the MatMul kernel's operands must have rank >= 1");
+  const bool a_vector = a->size() == 1, b_vector = b->size() == 1;
+  const Dim& k_a = a->back();
+  const Dim& k_b = b_vector ? b->back() : (*b)[b->size() - 2];
+  if (k_a.is_known() && k_b.is_known() && k_a.size != k_b.size) {
+    throw BuildError("the MatMul kernel's inner dims " + std::to_string(k_a.size) + " and " +
+                     std::to_string(k_b.size) + " differ");
+  }
+  Shape out = broadcast_shapes(leading_dims(a, a_vector ? 1 : 2), leading_dims(b, b_vector ? 1 : 2));
+  if (!out) return std::nullopt;
+  if (!a_vector) out->push_back((*a)[a->size() - 2]);
+  if (!b_vector) out->push_back(b->back());
+  return out;
+}
+
 }  // namespace
 
 bool infer_kernel_node(Node& node) {
@@ -89,6 +121,11 @@ bool infer_kernel_node(Node& node) {
   if (cut == std::string::npos) return true;
   const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
   if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
+  if (node.op_type.substr(0, cut) == "MatMul") {
+    node.outputs.at(0)->dtype = dtype;
+    node.outputs.at(0)->shape = matmul_kernel_shape(node);
+    return true;
+  }
   // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs
   // broadcast, but for the outputs an Elemwise reduces (0-d). Attribute `rank`
   // (passes/fold_into_kernels.h) fixes the output's rank: an input's leading

@@ -6,6 +6,7 @@
 #include "dedup_initializers.h"
 #include "fold_constants.h"
 #include "fold_into_kernels.h"
+#include "fold_transposes_into_kernels.h"
 
 namespace pytensor_onnx {
 
@@ -35,6 +36,7 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     bool changed = optimize_subgraphs(graph, options);
     changed |= remove_redundant_casts_and_identities(graph);
     changed |= fold_leading_axes_into_kernels(graph);
+    changed |= fold_transposes_into_matmul_kernels(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
     changed |= deduplicate_initializers(graph);
     if (options.cse) changed |= eliminate_common_subexpressions(graph, options.functions);

@@ -1,0 +1,17 @@
+// Lets the kernel library's MatMul nodes read a transposed matrix operand
+// in place, instead of after a Transpose that copies it.
+#pragma once
+#include "../ir.h"
+namespace pytensor_onnx {
+// A MatMul kernel node (src/kernels/matmul_kernel.h) whose operand is a
+// standard Transpose that swaps the last two dims (perm [1, 0] of a matrix,
+// [..., r-1, r-2] of a stack) reads the Transpose's input instead, with its
+// trans_a / trans_b attribute flipped: BLAS reads either layout. PyTensor's
+// gradient of X @ w is X.T @ v; copying a 10000 x 20 X costs as much as the
+// product, and were X an initializer, constant folding (ours or ONNX
+// Runtime's) would keep a transposed copy of it in the model. This pass runs
+// before constant folding in each sweep, so it sees the Transpose first.
+// Returns true if the graph changed (the bypassed nodes are left for the
+// dead-node pass).
+bool fold_transposes_into_matmul_kernels(Graph& graph);
+}  // namespace pytensor_onnx
