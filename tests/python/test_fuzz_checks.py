@@ -70,6 +70,29 @@ def test_cancellation_in_a_sum_is_allowed_for_and_nothing_more():
     assert "differs" in judge(SUM_WITH_CANCELLATION, [np.array(1e4)])
 
 
+# tanh of float32 values in the subnormal range (found by FUZZ_SEED=1712167046):
+# below the smallest normal a float32 carries absolute precision only, one ulp
+# being the smallest subnormal (1.4e-45); ONNX Runtime's Tanh gives 0 for
+# tanh(6e-45) = 5.6e-45 and is off by ~60 such ulps at 1e-40.
+TANH_OF_SUBNORMALS = _case(
+    [InputNode("float32", (3,), (None,)), StepNode("elemwise.unary", [0], {"op": "tanh"})],
+    [1],
+    [np.array([6e-45, 1e-40, 1e-30], dtype="float32")],
+)
+
+
+def test_subnormal_results_are_held_to_the_relative_budget_of_the_smallest_normal():
+    state, ref = _reference(TANH_OF_SUBNORMALS)
+    want = ref[1]
+    ulp = np.finfo("float32").smallest_subnormal
+    assert judge(TANH_OF_SUBNORMALS, [want]) is None
+    assert judge(TANH_OF_SUBNORMALS, [np.array([0.0, want[1] - 60 * ulp, want[2]], dtype="float32")]) is None
+    # Beyond the budget (2**10 eps of the smallest normal, ~1,000 subnormal
+    # ulps), and a normal value off by 1e-3 relative: both rejected.
+    assert "differs" in judge(TANH_OF_SUBNORMALS, [np.array([want[0], want[1] * 1.1, want[2]], dtype="float32")])
+    assert "differs" in judge(TANH_OF_SUBNORMALS, [np.array([want[0], want[1], want[2] * (1 + 1e-3)], dtype="float32")])
+
+
 # log_softmax in float32 of values 15 apart: the small output (-2.5e-7) is
 # log(1 + 2.5e-7), the float32 sum inside the op rounds to 1 + k 2^-23, so a
 # correct result is off by up to half an ulp of 1 over 2.5e-7: ~25%.
