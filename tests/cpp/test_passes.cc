@@ -113,6 +113,29 @@ TEST(Passes, IntegerArithmeticOnConstantsFolds) {
   EXPECT_EQ(y->producer->inputs[1]->constant->to_int64s(), (std::vector<int64_t>{-10, -3}));
 }
 
+TEST(Passes, ArithmeticOnTheEmptyShapeOfAScalarFoldsToEmpty) {
+  // Shape of a scalar is an empty vector; Mul/Sub with a one-value constant
+  // broadcasts it to an empty vector (the opset-13 unflatten of a scalar).
+  // The fold read the empty operand's first value before.
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Int64, shape_of_sizes({}));
+  Value* s = g.op1("Shape", {x});
+  Value* zeros = g.op1("Mul", {s, g.int64s({0})});
+  Value* ones = g.op1("Sub", {g.int64s({1}), s});
+  Value* both = g.op1("Add", {s, s});
+  int i = 0;
+  for (Value* v : {zeros, ones, both}) {
+    g.output(g.op1("Concat", {g.int64s({7}), v}, {{"axis", int64_t{0}}}), "y" + std::to_string(i++));
+  }
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Mul") + count(g.graph(), "Sub") + count(g.graph(), "Add"), 0u);
+  for (const Value* out : g.graph().outputs()) {
+    const Value* folded = out->constant ? out : out->producer->inputs[1];
+    ASSERT_TRUE(folded->constant);
+    EXPECT_EQ(folded->constant->to_int64s(), out->constant ? std::vector<int64_t>{7} : std::vector<int64_t>{});
+  }
+}
+
 TEST(Passes, DivisionByZeroIsLeftForTheRuntime) {
   GraphBuilder g(18);
   Value* d = g.op1("Div", {g.int64s({1}), g.int64s({0})});

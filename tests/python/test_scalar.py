@@ -397,6 +397,17 @@ def test_bitwise_on_ints_before_opset18(dtype, opset):
     assert {f"bitwise_{op}_{dtype}" for op in ("and", "or", "xor")} <= names
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3), (2, 3)])
+def test_bitwise_on_ints_before_opset18_of_any_rank(shape, rng):
+    # The recipe's Loop carries flat vectors and reshapes them back; at opset
+    # 13 (no Reshape allowzero) it sliced a padded copy, which ONNX Runtime
+    # refused for scalars ("Cannot slice scalars"; found by the core fuzzer,
+    # FUZZ_SEED=1712167046).
+    a, b = pt.tensor("a", dtype="int64", shape=(None,) * len(shape)), pt.tensor("b", dtype="int64", shape=(None,) * len(shape))
+    values = [rng.integers(-100, 100, shape), rng.integers(-100, 100, shape)]
+    compare_onnx_and_py([a, b], [a & b, a | b, a ^ b, ~a], values, opset_version=13)
+
+
 @pytest.mark.parametrize(
     "cond_dtype, a_dtype, b_dtype",
     [

@@ -29,6 +29,15 @@ int64_t normalize(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : 
 
 std::optional<IntArray> elementwise(const std::string& op, const IntArray& a, const IntArray& b) {
   // Only same-shape or scalar-broadcast folding; anything else is left to the runtime.
+  if (a.values.empty() || b.values.empty()) {
+    // An empty operand (the shape of a scalar) broadcast with one value or
+    // an empty one of its dims: the result is empty, shaped as it is.
+    const IntArray& empty = a.values.empty() ? a : b;
+    const IntArray& other = a.values.empty() ? b : a;
+    if (other.values.size() > 1 || other.dims.size() > empty.dims.size()) return std::nullopt;
+    if (other.values.empty() && other.dims != empty.dims) return std::nullopt;
+    return IntArray{{}, empty.dims};
+  }
   const IntArray* big = a.values.size() >= b.values.size() ? &a : &b;
   if (a.values.size() != b.values.size() && a.values.size() != 1 && b.values.size() != 1) return std::nullopt;
   if (a.dims.size() != b.dims.size() && a.values.size() != 1 && b.values.size() != 1) return std::nullopt;

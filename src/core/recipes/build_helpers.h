@@ -39,13 +39,19 @@ inline Value* unflatten(GraphBuilder& g, Value* flat, Value* shape) {
   if (g.opset() >= 14) return g.op1("Reshape", {flat, shape}, {{"allowzero", int64_t{1}}});
   // Opset 13: a zero-padded copy reshaped to the shape with every 0 made 1,
   // then sliced down to the sizes; without zeros the padding is empty and
-  // the slice takes everything.
+  // the slice takes everything. A leading axis of 1, squeezed at the end,
+  // gives the Slice an axis to cut when the shape is a scalar's (ONNX
+  // Runtime: "Cannot slice scalars"; bitwise_and of two int64 scalars).
   Value* nonzero = g.op1("Max", {shape, g.int64s({1})});
   Value* padded_size = g.op1("ReduceProd", {nonzero}, {{"keepdims", int64_t{1}}});
   Value* n_pad = g.op1("Sub", {padded_size, g.op1("Reshape", {g.op1("Size", {flat}), g.int64s({1})})});
   Value* pad = g.op1("ConstantOfShape", {n_pad}, {{"value", Tensor::scalar(flat->dtype, 0.0).with_dims({1})}});
-  Value* padded = g.op1("Reshape", {g.op1("Concat", {flat, pad}, {{"axis", int64_t{0}}}), nonzero});
-  return g.op1("Slice", {padded, g.op1("Mul", {shape, g.int64s({0})}), shape});
+  auto leading_one = [&](Value* v, int64_t first) {
+    return g.op1("Concat", {g.int64s({first}), v}, {{"axis", int64_t{0}}});
+  };
+  Value* padded = g.op1("Reshape", {g.op1("Concat", {flat, pad}, {{"axis", int64_t{0}}}), leading_one(nonzero, 1)});
+  Value* sliced = g.op1("Slice", {padded, leading_one(g.op1("Mul", {shape, g.int64s({0})}), 0), leading_one(shape, 1)});
+  return g.op1("Squeeze", {sliced}, {{"axes", std::vector<int64_t>{0}}});
 }
 
 }  // namespace pytensor_onnx::recipes
