@@ -18,10 +18,13 @@ from pytensor.tensor.math import Dot
 from pytensor_onnx.compat import Ger
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.blockwise import batch_capable
+from pytensor_onnx.dispatch.linalg_kernel import matmul
 from pytensor_onnx.dispatch.utils import output_dtype
 
-# Dot's rule (math.py) emits MatMul, which broadcasts leading batch dims as
-# Blockwise(Dot) (pt.matmul on stacks) needs.
+# Dot's rule (math.py) emits MatMul (or the BLAS kernel, which computes the
+# same), which broadcasts leading batch dims as Blockwise(Dot) (pt.matmul on
+# stacks) needs. Every product here goes through linalg_kernel.matmul: float64
+# runs on SciPy's BLAS in mode ONNX.
 batch_capable(Dot)
 
 
@@ -51,23 +54,23 @@ def _accumulate(g, beta, acc, product):
 
 @onnx_funcify.register(Dot22)
 def _dot22(op, node, g, x, y):
-    return g.op("MatMul", x, y)
+    return matmul(g, x, y)
 
 
 @onnx_funcify.register(Dot22Scalar)
 def _dot22_scalar(op, node, g, x, y, alpha):
-    return _scale(g, alpha, g.op("MatMul", x, y))
+    return _scale(g, alpha, matmul(g, x, y))
 
 
 @onnx_funcify.register(Gemm)
 def _gemm(op, node, g, z, alpha, x, y, beta):
     # z broadcasts against x @ y (PyTensor allows a broadcastable z).
-    return _accumulate(g, beta, z, _scale(g, alpha, g.op("MatMul", x, y)))
+    return _accumulate(g, beta, z, _scale(g, alpha, matmul(g, x, y)))
 
 
 @onnx_funcify.register(Gemv)
 def _gemv(op, node, g, y, alpha, a, x, beta):
-    return _accumulate(g, beta, y, _scale(g, alpha, g.op("MatMul", a, x)))
+    return _accumulate(g, beta, y, _scale(g, alpha, matmul(g, a, x)))
 
 
 def _ger(op, node, g, a, alpha, x, y):

@@ -317,7 +317,10 @@ def _dot(op, node, g, x, y):
     # when the inner dim is empty, so unsigned products run on the signed
     # type of the same width; the builder computes narrow integer and bool
     # products in int32 and casts back, which keeps the low bits (and the
-    # truth value for bool).
+    # truth value for bool). Float64 products run on BLAS in mode ONNX
+    # (linalg_kernel.matmul).
+    from pytensor_onnx.dispatch.linalg_kernel import matmul
+
     dtype = output_dtype(node)
     compute = _signed_twin(dtype)
-    return g.cast(g.op("MatMul", g.cast(x, compute), g.cast(y, compute)), dtype)
+    return g.cast(matmul(g, g.cast(x, compute), g.cast(y, compute)), dtype)
