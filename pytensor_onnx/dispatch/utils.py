@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pytensor_onnx import kernels
+from pytensor_onnx.dispatch.basic import kernels_enabled
+
 INT64_MAX = int(np.iinfo(np.int64).max)
 INT64_MIN = int(np.iinfo(np.int64).min)
 
@@ -121,6 +124,12 @@ def swap_last_axes(g, x):
 DATA_CHECK = "pytensor_onnx_data_check"
 
 
+#: The dtypes of the kernel library's Check op (src/kernels/dtype.h).
+CHECK_KERNEL_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+)
+
+
 def check(g, ok, value, node_name: str = DATA_CHECK):
     """``value``, but running the model fails when the bool ``ok`` is false
     (anywhere, when ``ok`` is a tensor).
@@ -132,8 +141,15 @@ def check(g, ok, value, node_name: str = DATA_CHECK):
     The Gather node is named ``node_name``: ``DATA_CHECK`` for a rule's check,
     the converted CheckAndRaise's own name for that Op's (raise_op.py). It
     copies ``value`` once; rules check sizes, shapes and the results they
-    guard.
+    guard. In mode ONNX the kernel library's ``Check`` node, of the same name,
+    does the same in one node.
     """
+    if value.dtype in CHECK_KERNEL_DTYPES and kernels_enabled():
+        # One node of the kernel library in mode ONNX (src/kernels/
+        # check_kernel.h): the four below cost ~0.5 us each per call, and
+        # PyMC checks the parameters of every bounded log-density.
+        g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
+        return g.op(f"Check_{value.dtype}", value, g.cast(ok, "bool"), domain=kernels.DOMAIN, node_name=node_name)
     if ok.rank == 0:
         index = g.cast(g.op("Not", ok), "int64")
     else:

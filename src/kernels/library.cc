@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "blas.h"
+#include "check_kernel.h"
 #include "dtype.h"
 #include "elemwise.h"
 #include "lapack.h"
@@ -28,12 +29,14 @@ struct Ops {
   std::vector<std::unique_ptr<KernelOp<ScalarLoopKernel>>> loops;
   std::vector<std::unique_ptr<LinalgOp>> linalg;
   std::vector<std::unique_ptr<MatMulOp>> matmul;
+  std::vector<std::unique_ptr<CheckOp>> checks;
   std::vector<OrtCustomOp*> all() const {
     std::vector<OrtCustomOp*> out;
     for (const auto& op : elemwise) out.push_back(op.get());
     for (const auto& op : loops) out.push_back(op.get());
     for (const auto& op : linalg) out.push_back(op.get());
     for (const auto& op : matmul) out.push_back(op.get());
+    for (const auto& op : checks) out.push_back(op.get());
     return out;
   }
 };
@@ -44,6 +47,7 @@ const Ops& kernel_ops() {
     for (int d = 0; d < kNumDTypes; ++d) {
       made.elemwise.push_back(std::make_unique<KernelOp<ElemwiseKernel>>(static_cast<DType>(d)));
       made.loops.push_back(std::make_unique<KernelOp<ScalarLoopKernel>>(static_cast<DType>(d)));
+      made.checks.push_back(std::make_unique<CheckOp>(static_cast<DType>(d)));
     }
     for (LinalgKind kind : kLinalgKinds) {
       for (DType dtype : linalg_kind_dtypes(kind)) made.linalg.push_back(std::make_unique<LinalgOp>(kind, dtype));

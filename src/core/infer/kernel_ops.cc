@@ -121,6 +121,11 @@ bool infer_kernel_node(Node& node) {
   if (cut == std::string::npos) return true;
   const DType dtype = dtype_from_name(node.op_type.substr(cut + 1));
   if (infer_linalg_kernel(node, node.op_type.substr(0, cut), dtype)) return true;
+  if (node.op_type.substr(0, cut) == "Check") {  // its value, passed through (src/kernels/check_kernel.h)
+    node.outputs.at(0)->dtype = dtype;
+    node.outputs.at(0)->shape = node.inputs.at(0)->shape;
+    return true;
+  }
   if (node.op_type.substr(0, cut) == "MatMul") {
     node.outputs.at(0)->dtype = dtype;
     node.outputs.at(0)->shape = matmul_kernel_shape(node);
