@@ -23,6 +23,7 @@ from pytensor.compile import optdb
 from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import dfs_rewriter, in2out, node_rewriter
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.basic import cast, constant as tensor_constant, second
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.basic import MakeVector
@@ -139,6 +140,33 @@ def local_onnx_reduce_vector_of_bools(fgraph, node):
 
 if "local_onnx_reduce_vector_of_bools" not in optdb["canonicalize"].__db__:
     optdb["canonicalize"].register("local_onnx_reduce_vector_of_bools", local_onnx_reduce_vector_of_bools, "onnx")
+
+
+# A sum of a checked value is the check of its sum: PyMC's bounded
+# log-densities are ``Sum(Check{sigma > 0}(logp_terms, cond))``. With the sum
+# read straight from the element-wise work, mode ONNX fuses it into that
+# kernel node (an output reduction, dispatch/kernel.py) and checks a scalar.
+# The check fails exactly when it did (its conditions do not read the value)
+# and the sum is the same: only the order of the two changes. A check read by
+# anything else stays where it is.
+@node_rewriter([CAReduce])
+def local_onnx_sum_of_check(fgraph, node):
+    if not isinstance(node.op.scalar_op, ps.Add):
+        return None
+    [checked] = node.inputs
+    owner = checked.owner
+    if owner is None or not isinstance(owner.op, CheckAndRaise) or len(fgraph.clients[checked]) != 1:
+        return None
+    value, *conds = owner.inputs
+    total = node.op.make_node(value).outputs[0]
+    return [owner.op(total, *conds)]
+
+
+# In specialize too: PyMC's Sum reads an Alloc of the check (to the shape of
+# the observations' dims) until the useless Alloc is gone.
+for _phase in ("canonicalize", "specialize"):
+    if "local_onnx_sum_of_check" not in optdb[_phase].__db__:
+        optdb[_phase].register("local_onnx_sum_of_check", local_onnx_sum_of_check, "onnx")
 
 
 # Constants at the consumer's precision. PyTensor's canonizers (left out

@@ -155,3 +155,62 @@ def test_fast_run_mlp_training_step_with_asserts_exports_and_runs(rng):
             np.testing.assert_allclose(got, want, rtol=1e-5)
         for got, want in zip(onnx_params, ref_params):
             np.testing.assert_allclose(got.get_value(), want.get_value(), rtol=1e-5, atol=1e-6)
+
+
+def _check_nodes(model, message):
+    return [(node.op_type, node.domain) for node in model.graph.node
+            if node.name.startswith("pytensor_check:") and node.name.endswith(message)]
+
+
+def test_mode_onnx_checks_in_one_kernel_node_and_exports_the_portable_check(rng):
+    # Mode ONNX's check is one node of the kernel library, named after the
+    # check (src/kernels/check_kernel.h); the exported model keeps the
+    # standard Gather read out of range. Both fail as PyTensor does.
+    from pytensor_onnx import kernels
+
+    x = pt.vector("x")
+    n = pt.lscalar("n")
+    y = CheckAndRaise(ValueError, "x must be positive")(x * 2, pt.all(x > 0), n)
+    fn, _ = compare_onnx_and_py([x, n], [y], [np.abs(rng.normal(size=4)) + 0.1, np.int64(3)])
+    in_mode_onnx = _check_nodes(fn.maker.linker.onnx_model, "x must be positive")
+    if kernels.available():
+        assert in_mode_onnx == [("Check_float64", kernels.DOMAIN)]
+    else:
+        assert in_mode_onnx == [("Gather", "")]
+    assert _check_nodes(export_onnx([x, n], [y]), "x must be positive") == [("Gather", "")]
+    for bad in ([np.array([1.0, -1.0]), np.int64(3)], [np.ones(2), np.int64(0)]):
+        with pytest.raises(ValueError, match="x must be positive"):
+            fn(*bad)
+    # Values of every dtype pass through unchanged, empty ones too.
+    for dtype in ALL_DTYPES:
+        v = pt.tensor("v", dtype=dtype, shape=(None,))
+        checked = Assert("few")(v, v.shape[0] < 10)
+        compare_onnx_and_py([v], [checked], [sample(rng, (3,), dtype)])
+        compare_onnx_and_py([v], [checked], [sample(rng, (0,), dtype)])
+
+
+def test_a_sum_of_a_checked_value_is_the_check_of_its_sum(rng):
+    # PyMC's bounded log-densities: Sum(Check(terms, cond)). Mode ONNX sums
+    # first, so the sum joins the element-wise work (one kernel node) and the
+    # check reads a scalar; the check still fails when it should.
+    x = pt.vector("x")
+    mu = pt.scalar("mu")
+    sigma = pt.scalar("sigma")
+    terms = -0.5 * ((x - mu) / sigma) ** 2 - pt.log(sigma)
+    logp = CheckAndRaise(ValueError, "sigma > 0")(terms, sigma > 0).sum()
+    values = [rng.normal(size=50), np.float64(0.3), np.float64(2.0)]
+    fn, _ = compare_onnx_and_py([x, mu, sigma], [logp], values)
+    model = fn.maker.linker.onnx_model
+    assert "ReduceSum" not in [node.op_type for node in model.graph.node]
+    [check] = [node for node in model.graph.node if node.name.endswith("ValueError: sigma > 0")]
+    checked = check.input[0]
+    [producer] = [node for node in model.graph.node if checked in node.output]
+    from pytensor_onnx import kernels
+
+    if kernels.available():  # the sum is an output reduction of the element-wise kernel node
+        assert producer.op_type == "Elemwise_float64"
+    with pytest.raises(ValueError, match="sigma > 0"):
+        fn(values[0], values[1], np.float64(-1.0))
+    # A checked value read by something else keeps its check where it is.
+    checked_terms = CheckAndRaise(ValueError, "sigma > 0")(terms, sigma > 0)
+    compare_onnx_and_py([x, mu, sigma], [checked_terms.sum(), checked_terms * 2], values)
