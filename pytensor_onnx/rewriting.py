@@ -525,3 +525,78 @@ optdb["specialize"].register(
     "onnx",
     use_db_name_as_tag=False,
 )
+
+
+# --------------------------------------------------------------------------
+# Element-wise work on one element, inside the kernel that reads it
+# --------------------------------------------------------------------------
+
+# PyTensor fuses element-wise nodes of one broadcast pattern only: work on a
+# scalar parameter broadcast into a vector's Composite (PyMC's
+# ``log(sigma)`` of ``Normal(mu, sigma)``, an ExpandDims of ``exp(tau_log__)``)
+# stays a node of its own, with an Unsqueeze, in front of the kernel that
+# reads it. One element's worth of work costs nothing inside the kernel (a
+# scalar register, computed once per block), while each ONNX node costs
+# ~0.5 us a call. Mode ONNX with the kernels (tag "fusion": exports run no
+# fusion) inlines such a producer's scalar graph into the reading Composite,
+# which then reads the producer's own inputs. The producer stays for any
+# other reader.
+def _expands_only(op) -> bool:
+    return isinstance(op, DimShuffle) and not op.drop and list(op.shuffle) == sorted(op.shuffle)
+
+
+def _one_element_producer(var):
+    """The Elemwise output (every dim of size 1) that ``var`` is, past
+    DimShuffles that only add axes, when the kernels evaluate its scalar op;
+    else None."""
+    from pytensor_onnx.dispatch.kernel import evaluates
+
+    while var.owner is not None and _expands_only(var.owner.op):
+        var = var.owner.inputs[0]
+    owner = var.owner
+    if owner is None or not isinstance(owner.op, Elemwise) or not all(var.type.broadcastable):
+        return None
+    return var if evaluates(owner.op.scalar_op) else None
+
+
+@node_rewriter([Elemwise])
+def local_onnx_inline_one_element_producers(fgraph, node):
+    composite = node.op.scalar_op
+    if not isinstance(composite, ps.Composite) or len(node.inputs) > 32:
+        return None
+    inner_inputs, replacements, outer_inputs = [], {}, []
+    for outer, inner in zip(node.inputs, composite.fgraph.inputs, strict=True):
+        source = _one_element_producer(outer)
+        if source is None:
+            inner_inputs.append(inner)
+            outer_inputs.append(outer)
+            continue
+        producer = source.owner
+        fresh = [ps.get_scalar_type(v.type.dtype)() for v in producer.inputs]
+        results = producer.op.scalar_op.make_node(*fresh).outputs
+        replacements[inner] = results[producer.outputs.index(source)]
+        inner_inputs += fresh
+        outer_inputs += producer.inputs
+    if not replacements:
+        return None
+    # (Rebuilt node by node: PyTensor 3's Composite graphs are frozen, which
+    # clone_replace cannot clone.)
+    env = dict(replacements)
+    for inner_node in composite.fgraph.toposort():
+        rebuilt = inner_node.op.make_node(*(env.get(v, v) for v in inner_node.inputs)).outputs
+        env.update(zip(inner_node.outputs, rebuilt, strict=True))
+    outputs = [env.get(v, v) for v in composite.fgraph.outputs]
+    new = Elemwise(ps.Composite(inner_inputs, outputs)).make_node(*outer_inputs).outputs
+    if any(a.type != b.type for a, b in zip(node.outputs, new, strict=True)):
+        return None
+    return new
+
+
+if "local_onnx_inline_one_element_producers" not in optdb:
+    optdb.register(
+        "local_onnx_inline_one_element_producers",
+        dfs_rewriter(local_onnx_inline_one_element_producers),
+        "onnx",
+        "fusion",
+        position=49.05,
+    )

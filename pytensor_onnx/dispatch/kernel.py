@@ -108,6 +108,18 @@ class ScalarProgram:
         return ";".join(self.lines)
 
 
+def evaluates(scalar_op) -> bool:
+    """Whether the kernels evaluate ``scalar_op`` (every op of a Composite's
+    graph), as far as its op types tell: dtypes are checked when the program
+    is built."""
+    if isinstance(scalar_op, ps.Composite):
+        return all(evaluates(n.op) for n in scalar_op.fgraph.apply_nodes)
+    if type(scalar_op) in (ps.Cast, ps.Identity, ps.Second):
+        return True
+    name = _KERNEL_NAMES.get(type(scalar_op))
+    return name is not None and name in kernels.ops()
+
+
 def kernel_dtypes() -> frozenset[str]:
     """The dtypes the kernels compute in: those their Cast converts between
     (the library's own table, src/kernels/ops.cc)."""
