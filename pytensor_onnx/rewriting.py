@@ -565,16 +565,20 @@ def local_onnx_inline_one_element_producers(fgraph, node):
     if not isinstance(composite, ps.Composite) or len(node.inputs) > 32:
         return None
     inner_inputs, replacements, outer_inputs = [], {}, []
+    inlined = {}  # source -> its scalar result: a producer read by several inputs is inlined once
     for outer, inner in zip(node.inputs, composite.fgraph.inputs, strict=True):
         source = _one_element_producer(outer)
         if source is None:
             inner_inputs.append(inner)
             outer_inputs.append(outer)
             continue
+        if source in inlined:
+            replacements[inner] = inlined[source]
+            continue
         producer = source.owner
         fresh = [ps.get_scalar_type(v.type.dtype)() for v in producer.inputs]
         results = producer.op.scalar_op.make_node(*fresh).outputs
-        replacements[inner] = results[producer.outputs.index(source)]
+        replacements[inner] = inlined[source] = results[producer.outputs.index(source)]
         inner_inputs += fresh
         outer_inputs += producer.inputs
     if not replacements:

@@ -262,17 +262,9 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     if (p.reductions[j] != Reduction::None) call.reduced_index[j] = static_cast<int>(call.num_reduced++);
   }
   const size_t blocks = (size + kBlock - 1) / kBlock;
-  const int64_t block_work = static_cast<int64_t>(kBlock) * std::max<int64_t>(p.cost, 1);
-  call.blocks_per_task = static_cast<size_t>(std::clamp<int64_t>(kTaskWork / block_work, 1, kMaxBlocksPerTask));
-  const size_t tasks = std::max<size_t>(1, (blocks + call.blocks_per_task - 1) / call.blocks_per_task);
-  call.partials.resize(tasks * call.num_reduced);
-  for (size_t j = 0; j < p.reductions.size(); ++j) {
-    if (call.reduced_index[j] < 0) continue;
-    const double start = p.reductions[j] == Reduction::All ? 1.0 : 0.0;  // all([]) holds, any([]) does not
-    for (size_t t = 0; t < tasks; ++t) call.partials[t * call.num_reduced + call.reduced_index[j]] = start;
-  }
+  size_t tasks = 1;  // (set below, once the instructions run per element are known)
   // The reductions: each task's, taken in task order.
-  auto write_reductions = [&call, &p, tasks] {
+  auto write_reductions = [&call, &p, &tasks] {
     for (size_t j = 0; j < call.reduced_index.size(); ++j) {
       if (call.reduced_index[j] < 0) continue;
       const double* partial = call.partials.data() + call.reduced_index[j];
@@ -293,7 +285,17 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
       }
     }
   };
+  // Each task's partial reductions start empty: all([]) holds, any([]) does not.
+  auto start_partials = [&call, &p, &tasks] {
+    call.partials.resize(tasks * call.num_reduced);
+    for (size_t j = 0; j < p.reductions.size(); ++j) {
+      if (call.reduced_index[j] < 0) continue;
+      const double start = p.reductions[j] == Reduction::All ? 1.0 : 0.0;
+      for (size_t t = 0; t < tasks; ++t) call.partials[t * call.num_reduced + call.reduced_index[j]] = start;
+    }
+  };
   if (size == 0) {
+    start_partials();
     write_reductions();
     return;
   }
@@ -350,8 +352,17 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     call.scalar[ins.result] = true;
   }
 
-  const bool worth_threads =
-      size >= kParallelMin || static_cast<int64_t>(size) * std::max<int64_t>(p.cost, 1) >= kParallelWork;
+  // The work per element is that of the instructions left for the blocks:
+  // work on scalars alone (a parameter's gammaln inlined into the kernel)
+  // ran once above and must not send a cheap loop to the pool.
+  int64_t cost = 0;
+  for (size_t k : call.block_code) cost += p.code[k].cost;
+  cost = std::max<int64_t>(cost, 1);
+  call.blocks_per_task =
+      static_cast<size_t>(std::clamp<int64_t>(kTaskWork / (static_cast<int64_t>(kBlock) * cost), 1, kMaxBlocksPerTask));
+  tasks = std::max<size_t>(1, (blocks + call.blocks_per_task - 1) / call.blocks_per_task);
+  start_partials();
+  const bool worth_threads = size >= kParallelMin || static_cast<int64_t>(size) * cost >= kParallelWork;
   const ParallelFor* pool = worth_threads ? parallel : nullptr;
   call.deferred_sums =
       pool != nullptr && std::find(p.reductions.begin(), p.reductions.end(), Reduction::Sum) != p.reductions.end();

@@ -63,6 +63,28 @@ int register_index(const std::string& word, size_t defined) {
   return static_cast<int>(v);
 }
 
+// Drops the instructions no output depends on. A Composite with outputs of
+// several dtypes is one node per dtype, each given the whole program
+// (dispatch/kernel.py): each computes only what its own outputs read.
+void drop_unused_code(Program& p) {
+  std::vector<bool> needed(p.registers.size(), false);
+  for (int o : p.outputs) needed[static_cast<size_t>(o)] = true;
+  std::vector<bool> keep(p.code.size(), false);
+  for (size_t k = p.code.size(); k-- > 0;) {
+    if (!needed[static_cast<size_t>(p.code[k].result)]) continue;
+    keep[k] = true;
+    for (int a : p.code[k].args) needed[static_cast<size_t>(a)] = true;
+  }
+  std::vector<Instruction> kept;
+  p.cost = 0;
+  for (size_t k = 0; k < p.code.size(); ++k) {
+    if (!keep[k]) continue;
+    p.cost += p.code[k].cost;
+    kept.push_back(std::move(p.code[k]));
+  }
+  p.code = std::move(kept);
+}
+
 void assign_slots(Program& p) {
   const size_t n = p.registers.size();
   std::vector<size_t> last_use(n, 0);
@@ -131,7 +153,8 @@ Program parse_program(const std::string& input_dtypes, const std::string& text, 
         arg_dtypes.push_back(p.registers[ins.args.back()]);
       }
       ins.loop = select_loop(w[0], arg_dtypes, dtype);
-      p.cost += op_cost(w[0]);
+      ins.cost = op_cost(w[0]);
+      p.cost += ins.cost;
       ins.result = static_cast<int>(p.registers.size());
       p.registers.push_back(dtype);
       p.is_constant.push_back(false);
@@ -148,6 +171,7 @@ Program parse_program(const std::string& input_dtypes, const std::string& text, 
     }
     p.outputs.push_back(static_cast<int>(o));
   }
+  drop_unused_code(p);
   assign_slots(p);
   return p;
 }

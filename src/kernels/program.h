@@ -21,6 +21,7 @@ struct Instruction {
   LoopFn loop;
   std::vector<int> args;  // registers read
   int result;             // register written
+  int cost = 1;           // per element, in adds (op_cost)
 };
 
 // The attribute values of `output_reductions`.
@@ -42,7 +43,9 @@ struct Program {
   std::vector<int> slot;  // per register, -1 for constants
   int num_slots = 0;
 
-  // The rough cost of one element of the program, in adds (op_cost).
+  // The rough cost of one element of the program, in adds (op_cost): every
+  // instruction's. A run counts only those it runs per element (evaluate.cc:
+  // instructions on scalars alone run once).
   int64_t cost = 0;
 
   size_t num_inputs() const { return num_inputs_; }

@@ -202,6 +202,42 @@ TEST(KernelProgram, ThePoolRunsNodesWhoseWorkPaysForIt) {
   EXPECT_EQ(out[n - 1], std::log1p(std::exp(std::log1p(std::exp(0.5)))));  // softplus(log1p(exp(x)))
 }
 
+TEST(KernelProgram, OnlyTheWorkTheOutputsReadIsKept) {
+  // One node per output dtype, each given the Composite's whole program: a
+  // bool output's node runs no exp, log1p or softplus of the float outputs.
+  Program p = parse_program("float64", "Exp float64 0;Log1p float64 1;Softplus float64 2;Const float64 0.0;GT bool 0 4",
+                            {5});
+  ASSERT_EQ(p.code.size(), 1u);
+  EXPECT_EQ(p.cost, op_cost("GT"));
+  std::vector<double> x{-1.0, 0.0, 2.0};
+  std::vector<uint8_t> out(3, 7);
+  const std::vector<int64_t> shape{3};
+  evaluate(p, {{x.data(), shape}}, shape, {out.data()});
+  EXPECT_EQ(out, (std::vector<uint8_t>{0, 0, 1}));
+  Program both = parse_program("float64", "Exp float64 0;Log1p float64 1;Softplus float64 2", {2});
+  EXPECT_EQ(both.code.size(), 2u);  // the softplus is read by no output
+}
+
+TEST(KernelProgram, WorkOnScalarsAloneDoesNotSendACheapLoopToThePool) {
+  // gammaln and psi of a scalar parameter (inlined into the kernel that
+  // broadcasts it) run once; per element only a multiply and an add are
+  // left, which stays on the calling thread. Counting every instruction's
+  // cost sent it to the pool and made it slower.
+  const size_t n = 8192;
+  std::vector<double> x(n, 0.5), s{2.5}, out(n);
+  size_t pool_calls = 0;
+  const ParallelFor counting = [&pool_calls](size_t count, const std::function<void(size_t)>& task) {
+    ++pool_calls;
+    for (size_t t = 0; t < count; ++t) task(t);
+  };
+  Program p = parse_program("float64 float64", "GammaLn float64 1;Psi float64 1;Mul float64 0 2;Add float64 4 3", {5});
+  evaluate(p, {{x.data(), {static_cast<int64_t>(n)}}, {s.data(), {}}}, {static_cast<int64_t>(n)}, {out.data()},
+           &counting);
+  EXPECT_EQ(pool_calls, 0u);
+  const double psi_2_5 = 0.7031566406452432;  // digamma(2.5), SciPy
+  for (size_t i : {size_t{0}, n - 1}) EXPECT_NEAR(out[i], 0.5 * std::lgamma(2.5) + psi_2_5, 1e-15);
+}
+
 TEST(KernelProgram, SummedOutputsAddEveryPositionInOrder) {
   // Output 0 written per position, output 1 summed; a broadcast scalar input.
   Program p = parse_program("float64 float64", "Mul float64 0 1;Add float64 2 0", {2, 3});
