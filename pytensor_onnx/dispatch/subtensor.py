@@ -146,8 +146,16 @@ def _mask_matches(g, x, first_axis, mask):
 
 def advanced_index(g, x, indices):
     """NumPy's ``x[indices]`` for slices, integer arrays (any rank) and boolean masks."""
-    # Slices first: they keep every axis where it is.
-    x = basic_index(g, x, [index if isinstance(index, slice) else slice(None) for index in indices])
+    # Slices first: they keep every axis where it is. A boolean mask spans
+    # as many axes as it has (x[mask, :0] slices the axis after the mask's;
+    # found by the fuzzer, FUZZ_SEED=668176363).
+    spanned = []
+    for index in indices:
+        if isinstance(index, slice):
+            spanned.append(index)
+        else:
+            spanned.extend([slice(None)] * (index.rank if index.dtype == "bool" else 1))
+    x = basic_index(g, x, spanned)
     # Boolean masks stand for their NonZero coordinates, one index per mask axis.
     expanded, axes, checks = [], [], []
     axis = 0

@@ -329,6 +329,20 @@ def test_advanced_subtensor_boolean_masks(dtype, rng):
     compare_onnx_and_py([x, mask1, a], [outputs[6]], [values, m1[:4], np.array([0])])
 
 
+@pytest.mark.parametrize("shape", [(3, 4, 5), (0, 0, 2)])
+def test_slices_after_a_mask_of_several_axes(shape, rng):
+    # A 2-d mask spans two axes: the slice after it is on the third (the rule
+    # sliced the second: x[m, :0] gave (0, 2) for a (0, 0, 2) x, and a data
+    # check failed for a (3, 4, 5) one; FUZZ_SEED=668176363).
+    x = tensor3()
+    mask = pt.tensor("mask", dtype="bool", shape=(None, None))
+    y = pt.tensor("y", shape=(None, None))
+    outputs = [x[mask, :0], x[mask, 1:], x[mask, ::-2], pt.set_subtensor(x[mask, 1:], 7.0), pt.inc_subtensor(x[mask, :2], y)]
+    m = rng.random(shape[:2]) < 0.5
+    updates = rng.normal(size=(int(m.sum()), min(2, shape[2])))
+    compare_onnx_and_py([x, mask, y], outputs, [rng.normal(size=shape), m, updates])
+
+
 def test_advanced_subtensor_all_false_and_empty_masks(rng):
     x = tensor3()
     mask = pt.tensor("mask", dtype="bool", shape=(None, None))
