@@ -70,6 +70,17 @@ TEST(Infer, SliceWithNegativeStepsAndClamping) {
   EXPECT_EQ(slice(0, -1, 2), 5);  // 0, 2, 4, 6, 8
 }
 
+TEST(Infer, SliceOfOneAxisTwiceIsRefused) {
+  // ONNX's checker refuses it; the builder says so when the node is built
+  // (found by the core fuzzer, FUZZ_SEED=668176363: axes [1, 1]).
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, sym({Dim::known(0), Dim::known(3)}));
+  EXPECT_THROW(g.op1("Slice", {x, g.int64s({0, 0}), g.int64s({0, 1}), g.int64s({1, 1})}), BuildError);
+  EXPECT_THROW(g.op1("Slice", {x, g.int64s({0, 0}), g.int64s({0, 1}), g.int64s({1, -1})}), BuildError);
+  Value* y = g.op1("Slice", {x, g.int64s({0, 0}), g.int64s({0, 1}), g.int64s({0, 1})});
+  EXPECT_EQ((*y->shape)[1].size, 1);
+}
+
 TEST(Infer, ConcatGatherUnsqueezeSqueeze) {
   GraphBuilder g(18);
   Value* a = g.input("a", DType::Int64, sym({Dim::known(2), Dim::named("n")}));

@@ -82,8 +82,12 @@ std::vector<Dim> normalize_slice_dims(const std::vector<Dim>& in, const Node& no
     for (auto& d : out) d = Dim::unknown();
     return out;
   }
+  std::vector<bool> seen(in.size(), false);
   for (size_t i = 0; i < ax.size(); ++i) {
     const int64_t a = normalize_axis(ax[i], in.size(), node);
+    // ONNX's checker refuses an axis named twice (-1 and rank - 1 too).
+    if (seen[a]) throw BuildError("Slice: axis " + std::to_string(a) + " is sliced more than once");
+    seen[a] = true;
     const Dim& dim = in[a];
     if (!starts || !ends || (node.input(4) && !steps) || !dim.is_known()) {
       out[a] = Dim::unknown();
