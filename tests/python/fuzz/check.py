@@ -368,7 +368,13 @@ def assert_within(got, ref, rtol, atol, label="output"):
     with np.errstate(all="ignore"):
         bound = rtol * np.abs(r) + np.broadcast_to(atol, r.shape)
         finite = np.isfinite(r) & np.isfinite(g)
-        ok = np.where(finite, np.abs(g - r) <= bound, (g == r) | (np.isnan(g) & np.isnan(r)))
+        # An element a perturbed run took out of the finite values (infinite
+        # spread) is not determined by the program: any value is right there,
+        # an infinity too (erfinv(tanh(9)) in float32: one ulp of tanh is the
+        # pole; ONNX Runtime's Tanh(9) is 1.0, NumPy's 1 - 2**-24;
+        # FUZZ_SEED=2274448006).
+        undetermined = np.isfinite(r) & np.isinf(bound)
+        ok = undetermined | np.where(finite, np.abs(g - r) <= bound, (g == r) | (np.isnan(g) & np.isnan(r)))
     if not ok.all():
         bad = tuple(int(i) for i in np.argwhere(~ok)[0])
         raise AssertionError(
