@@ -269,4 +269,14 @@ void Graph::remove_unused_values() {
   values_ = std::move(kept);
 }
 
+void Node::replace_input(size_t i, Value* value) {
+  Value* old = inputs.at(i);
+  if (old) {
+    auto it = std::find(old->users.begin(), old->users.end(), this);
+    if (it != old->users.end()) old->users.erase(it);
+  }
+  inputs[i] = value;
+  if (value) value->users.push_back(this);
+}
+
 }  // namespace pytensor_onnx

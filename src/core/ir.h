@@ -44,6 +44,9 @@ class Node {
   Attributes attrs;
 
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  // Reads `value` in input slot `i` instead, keeping both values' users
+  // lists right (a pass that rewires a node past another).
+  void replace_input(size_t i, Value* value);
 };
 
 // A graph owns its values and nodes. Nodes are kept in topological order:

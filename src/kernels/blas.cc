@@ -1,6 +1,6 @@
 #include "blas.h"
 
-#include <type_traits>
+#include "routine_table.h"
 
 namespace pytensor_onnx::kernels::blas {
 namespace {
@@ -17,25 +17,8 @@ void for_each_routine(Routines<T>& r, Visit&& visit) {
   visit("dot", r.dot);
 }
 
-template <class T>
-bool set_in(Routines<T>& r, const std::string& base, void* fn) {
-  bool found = false;
-  for_each_routine(r, [&](const char* name, auto& slot) {
-    if (base == name) {
-      // A function pointer from a data pointer: how SciPy's capsules hand them out.
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(fn);
-      found = true;
-    }
-  });
-  return found;
-}
-
-template <class T>
-void append_missing(Routines<T>& r, char prefix, std::string& out) {
-  for_each_routine(r, [&](const char* name, const auto& slot) {
-    if (slot == nullptr) out += (out.empty() ? "" : " ") + std::string(1, prefix) + name;
-  });
-}
+// The visitor of both precisions' tables, for routine_table.h.
+const auto visit_routines = [](auto& table, auto&& visit) { for_each_routine(table, visit); };
 
 }  // namespace
 
@@ -50,18 +33,11 @@ const Routines<double>& routines<double>() {
 }
 
 bool set_routine(const std::string& name, void* fn) {
-  if (name.size() < 2 || fn == nullptr) return false;
-  const std::string base = name.substr(1);
-  if (name[0] == 's') return set_in(single_precision, base, fn);
-  if (name[0] == 'd') return set_in(double_precision, base, fn);
-  return false;
+  return routine_table::set_routine(name, fn, single_precision, double_precision, visit_routines);
 }
 
 std::string missing_routines() {
-  std::string out;
-  append_missing(single_precision, 's', out);
-  append_missing(double_precision, 'd', out);
-  return out;
+  return routine_table::missing_routines(single_precision, double_precision, visit_routines);
 }
 
 }  // namespace pytensor_onnx::kernels::blas

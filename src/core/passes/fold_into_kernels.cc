@@ -52,14 +52,6 @@ std::optional<size_t> output_rank(const Node& node) {
   return rank;
 }
 
-void replace_input(Node& node, size_t i, Value* value) {
-  Value* old = node.inputs[i];
-  auto it = std::find(old->users.begin(), old->users.end(), &node);
-  if (it != old->users.end()) old->users.erase(it);
-  node.inputs[i] = value;
-  value->users.push_back(&node);
-}
-
 }  // namespace
 
 bool fold_leading_axes_into_kernels(Graph& graph) {
@@ -77,7 +69,7 @@ bool fold_leading_axes_into_kernels(Graph& graph) {
       Value* source = in->producer->inputs[0];
       // A subgraph's node may read only what its graph can see.
       if (!graph.can_read(source)) continue;
-      replace_input(*node, i, source);
+      node->replace_input(i, source);
       folded = true;
     }
     if (folded) {

@@ -29,14 +29,6 @@ bool swaps_last_two_dims(const Node* node) {
   return true;
 }
 
-void replace_input(Node& node, size_t i, Value* value) {
-  Value* old = node.inputs[i];
-  auto it = std::find(old->users.begin(), old->users.end(), &node);
-  if (it != old->users.end()) old->users.erase(it);
-  node.inputs[i] = value;
-  value->users.push_back(&node);
-}
-
 }  // namespace
 
 bool fold_transposes_into_matmul_kernels(Graph& graph) {
@@ -50,7 +42,7 @@ bool fold_transposes_into_matmul_kernels(Graph& graph) {
       // A subgraph's node may read only what its graph can see.
       if (!graph.can_read(source)) continue;
       const char* attribute = i == 0 ? "trans_a" : "trans_b";
-      replace_input(*node, i, source);
+      node->replace_input(i, source);
       node->attrs.set(attribute, static_cast<int64_t>(node->attrs.get_int(attribute, 0) == 0 ? 1 : 0));
       changed = true;
     }
