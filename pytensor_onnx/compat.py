@@ -26,6 +26,7 @@ versions themselves.
 | ``Lstsq`` | ``Op`` with inputs ``(a, b, rcond)``, outputs ``(x, residuals, rank, s)`` | | same |
 | scan-save-mem for backends without output preallocation | ``scan.rewriting.scan_save_mem_no_prealloc`` | same | ``scan.rewriting.trace.scan_reduce_trace_no_prealloc`` |
 | Scan inner graphs rewritten for the outer mode's linker | no | no | yes (``scan.rewriting.inner_graph``) |
+| ``ScanArgs(...)`` of a node | clones the inner graph unless ``clone=False`` | not checked | slices it as is (``clone`` deprecated) |
 | ``RandomVariable(..., return_next_rng=True)`` | absent (draws only) | not checked | returns ``(next_rng, draws)``; warns without it |
 | ``IfElse`` | ``pytensor.ifelse`` | ``pytensor.ifelse`` | ``pytensor.conditional.op`` (plus ``LazyIfElse``, branches as ``OpFromGraph``) |
 | scalar ``Deg2Rad``, ``Rad2Deg``, ``Angle``, ``ComplexFromPolar`` | exist | not checked | removed (``deg2rad``, ``angle`` are graphs) |
@@ -355,6 +356,25 @@ def _scan_save_mem_without_prealloc():
         from pytensor.scan.rewriting import scan_save_mem_no_prealloc
 
         return scan_save_mem_no_prealloc
+
+
+def _scan_args_clone_by_default() -> bool:
+    from pytensor.scan.utils import ScanArgs
+
+    return inspect.signature(ScanArgs.__init__).parameters["clone"].default is True
+
+
+_SCAN_ARGS_CLONE_BY_DEFAULT = _scan_args_clone_by_default()
+
+
+def scan_args(node):
+    """``ScanArgs`` of a Scan ``node`` over the Op's own inner variables (not
+    a clone), so that they are those of ``node.op.fgraph``."""
+    from pytensor.scan.utils import ScanArgs
+
+    op = node.op
+    extra = {"clone": False} if _SCAN_ARGS_CLONE_BY_DEFAULT else {}
+    return ScanArgs(node.inputs, node.outputs, op.inner_inputs, op.inner_outputs, op.info, **extra)
 
 
 #: The scan-save-mem node rewriter for backends that do not preallocate

@@ -23,18 +23,23 @@ from pytensor.compile import optdb
 from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import dfs_rewriter, in2out, node_rewriter
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+from pytensor.graph.traversal import ancestors
 from pytensor.raise_op import CheckAndRaise
-from pytensor.tensor.basic import cast, constant as tensor_constant, second
+from pytensor.scan.op import Scan
+from pytensor.tensor.basic import get_scalar_constant_value
+from pytensor.tensor.exceptions import NotScalarConstantError
+from pytensor.tensor.basic import as_tensor_variable, cast, constant as tensor_constant, second
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.basic import MakeVector
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
-from pytensor.tensor.math import add, and_, mul, or_
+from pytensor.tensor.math import add, and_, mul, or_, sum as tensor_sum
 from pytensor.tensor.sort import ArgSortOp
+from pytensor.tensor.subtensor import IncSubtensor, Subtensor
 from pytensor.tensor.rewriting.basic import constant_folding
 from pytensor.tensor.rewriting.elemwise import constant_fold_branches_of_add_mul
 from pytensor.tensor.rewriting.math import local_sigm_times_exp
 
-from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC, linalg_op_class, solve_splitting_rewriters
+from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC, linalg_op_class, scan_args, solve_splitting_rewriters
 
 
 def _quotient(var):
@@ -603,4 +608,250 @@ if "local_onnx_inline_one_element_producers" not in optdb:
         "onnx",
         "fusion",
         position=49.05,
+    )
+
+
+# --------------------------------------------------------------------------
+# Scans that only map and accumulate
+# --------------------------------------------------------------------------
+
+# After PyTensor's scan push-outs, the Scan of a PyMC log-density (a
+# CustomDist built with scan, its gradient) often does no sequential work at
+# all: it checks each step's term, which was computed outside from the
+# sequences, and adds terms into running totals that start at 0 (the
+# gradient's accumulators of non-sequences). An ONNX Loop still pays for
+# every step (~3.5 us a step for such a body: AR(1)'s 39 steps were 26x
+# Numba). Such a Scan is the same work on the whole sequences: the per-step
+# scalar graph applied to the sequences, and a sum for each total. Mode ONNX
+# with the kernels only (tag "fusion"): a sum of element-wise work joins that
+# kernel node, which adds in position order, 0 + t0 + t1 + ..., the order in
+# which the Scan adds, so such totals equal the Scan's bit for bit (a sum of
+# anything else is ONNX Runtime's ReduceSum, within a few ulps). What the
+# rewrite takes:
+# - a Scan of a constant number of steps (>= 1), no while condition;
+# - sequences of a static length of at least that many steps, 0-d per step;
+# - no recurrences but totals: 0-d float64 sit-sots whose step is
+#   ``Add(total, term)`` with a float64 term that reads no total, starting
+#   from the constant +0, of which the graph reads only the last value
+#   (untraced, or the buffer's ``[-1]``);
+# - per-step outputs that read no total;
+# - per-step work of Elemwise and CheckAndRaise nodes on 0-d values, whose
+#   check conditions read no sequence and no total (a check's conditions
+#   are scalars, the same every step).
+def _constant_int(var):
+    if not isinstance(var, Constant) or var.data.ndim != 0 or var.data.dtype.kind not in "iu":
+        return None
+    return int(var.data)
+
+
+def _is_positive_zero(var):
+    return isinstance(var, Constant) and var.data.ndim == 0 and var.data == 0 and not np.signbit(var.data)
+
+
+def _total_term(output, state, states):
+    """The term that the untraced output ``output`` adds to ``state`` each
+    step, when its step is ``Add(state, term)`` and the term reads no state."""
+    owner = output.owner
+    if owner is None or not isinstance(owner.op, Elemwise) or not isinstance(owner.op.scalar_op, ps.Add):
+        return None
+    if len(owner.inputs) != 2 or state not in owner.inputs:
+        return None
+    term = owner.inputs[1] if owner.inputs[0] is state else owner.inputs[0]
+    if term is state or term.type.dtype != "float64" or _reads_any(term, states):
+        return None
+    return term
+
+
+def _known_length(fgraph, var, depth=0):
+    """The length of ``var``'s first axis when its type, an Elemwise input's
+    type (a type not yet refined after rewrites below it) or the graph's
+    shape feature knows it as a constant."""
+    if var.type.shape[0] is not None:
+        return var.type.shape[0]
+    owner = var.owner
+    if owner is not None and isinstance(owner.op, Subtensor) and depth < 16:
+        # A slice of constant bounds (scan's own ``x[:n_steps]``).
+        length = _known_length(fgraph, owner.inputs[0], depth + 1)
+        bounds = [_constant_int(v) for v in owner.inputs[1:]]
+        [entry] = owner.op.idx_list if len(owner.op.idx_list) == 1 else [None]
+        if length is not None and isinstance(entry, slice) and None not in bounds:
+            given = iter(bounds)
+            indices = [None if part is None else next(given) for part in (entry.start, entry.stop, entry.step)]
+            if indices[2] != 0:
+                return len(range(*slice(*indices).indices(length)))
+    if owner is not None and isinstance(owner.op, Elemwise) and depth < 16:
+        # An input whose dim is not broadcastable has the output's length (or
+        # the Elemwise raises).
+        for input_ in owner.inputs:
+            if not input_.type.broadcastable[0]:
+                length = _known_length(fgraph, input_, depth + 1)
+                if length is not None:
+                    return length
+    shape_feature = getattr(fgraph, "shape_feature", None)
+    if shape_feature is None:
+        return None
+    try:
+        return int(get_scalar_constant_value(shape_feature.get_shape(var, 0)))
+    except NotScalarConstantError:
+        return None
+
+
+def _reads_any(var, variables) -> bool:
+    return not set(variables).isdisjoint(ancestors([var]))
+
+
+def _last_state_readers(fgraph, buffer, length):
+    """The readers of ``buffer``, a traced sit-sot's outer output of
+    ``length`` entries, when each takes only its last state (``buffer[-1]``,
+    or ``buffer[length - 1]``); else None."""
+    readers = []
+    for client, _ in fgraph.clients[buffer]:
+        if not isinstance(client.op, Subtensor) or len(client.inputs) != 2 or client.inputs[0] is not buffer:
+            return None
+        if len(client.op.idx_list) != 1 or isinstance(client.op.idx_list[0], slice):
+            return None
+        if _constant_int(client.inputs[1]) not in (-1, length - 1):
+            return None
+        readers.append(client.outputs[0])
+    return readers
+
+
+def _first_entry(buffer):
+    """The constant first entry of a sit-sot's initial buffer: a constant, or
+    a constant written into the buffer's first entries (``SetSubtensor{:k}``,
+    how PyTensor 2.38's scan-save-mem lays it out); else None."""
+    owner = buffer.owner
+    if (
+        owner is not None
+        and isinstance(owner.op, IncSubtensor)
+        and owner.op.set_instead_of_inc
+        and len(owner.op.idx_list) == 1
+        and isinstance(owner.op.idx_list[0], slice)
+        and owner.op.idx_list[0].start is None
+        and owner.op.idx_list[0].step is None
+        and len(owner.inputs) == 3
+        and (_constant_int(owner.inputs[2]) or 0) >= 1
+    ):
+        buffer = owner.inputs[1]
+    if not isinstance(buffer, Constant) or buffer.data.ndim > 1 or buffer.data.size == 0:
+        return None
+    return tensor_constant(buffer.data.reshape(-1)[0])
+
+
+def _totals(fgraph, steps, args, info):
+    """``[(state, inner output, outer variables that are its final value)]``
+    for every recurrence of the Scan, when each is a float64 total that
+    starts at +0; else None. PyTensor 3 keeps such a total untraced (only its
+    last value); PyTensor 2.38 keeps a buffer of the last states, which the
+    graph reads at ``[-1]``."""
+    totals = []
+    for init, state, out, final in zip(
+        args.outer_in_shared, args.inner_in_shared, args.inner_out_shared, args.outer_out_shared, strict=True
+    ):
+        if not _is_positive_zero(init):
+            return None
+        totals.append((state, out, [final]))
+    for init, state, out, buffer, taps in zip(
+        args.outer_in_sit_sot,
+        args.inner_in_sit_sot,
+        args.inner_out_sit_sot,
+        args.outer_out_sit_sot,
+        info.sit_sot_in_slices,
+        strict=True,
+    ):
+        # The buffer holds the initial state first; once the Scan has run, its
+        # last entry is the last state when it holds no more than all of them.
+        length = _known_length(fgraph, init) if init.type.ndim == 1 else None
+        if tuple(taps) != (-1,) or length is None or not 1 <= length <= steps + 1:
+            return None
+        first = _first_entry(init)
+        if first is None or not _is_positive_zero(first):
+            return None
+        readers = _last_state_readers(fgraph, buffer, length)
+        if readers is None:
+            return None
+        totals.append((state, out, readers))
+    for state, _, _ in totals:
+        if getattr(state.type, "dtype", None) != "float64" or getattr(state.type, "ndim", 1) != 0:
+            return None
+    return totals
+
+
+@node_rewriter([Scan])
+def local_onnx_scan_as_map_and_sums(fgraph, node):
+    op = node.op
+    info = op.info
+    if info.as_while or info.n_mit_mot or info.n_mit_sot:
+        return None
+    steps = _constant_int(node.inputs[0])
+    if steps is None or steps < 1:
+        return None
+    args = scan_args(node)
+    if any(_constant_int(length) != steps for length in args.outer_in_nit_sot):
+        return None
+    lengths = [_known_length(fgraph, outer) for outer in args.outer_in_seqs]
+    for outer, inner, length in zip(args.outer_in_seqs, args.inner_in_seqs, lengths, strict=True):
+        if outer.type.ndim != 1 or length is None or length < steps or inner.type.ndim:
+            return None
+    totals = _totals(fgraph, steps, args, info)
+    if totals is None:
+        return None
+    states = [state for state, _, _ in totals]
+    terms = [_total_term(out, state, states) for state, out, _ in totals]
+    if any(term is None for term in terms):
+        return None
+    if any(_reads_any(out, states) for out in args.inner_out_nit_sot):
+        return None  # (a running total emitted each step: a cumulative sum)
+    # Every node between the per-step inputs and what is kept: scalar work.
+    inner = op.fgraph
+    for inner_node in inner.toposort():
+        if isinstance(inner_node.op, CheckAndRaise):
+            if any(_reads_any(c, args.inner_in_seqs + states) for c in inner_node.inputs[1:]):
+                return None
+        elif not isinstance(inner_node.op, Elemwise):
+            return None
+        if any(getattr(v.type, "ndim", 0) != 0 for v in inner_node.outputs):
+            return None
+    # The per-step graph on the whole sequences (node by node: PyTensor 3's
+    # inner graphs are frozen, which clone_replace cannot clone).
+    env = {inner_in: outer[:steps] if length != steps else outer
+           for inner_in, outer, length in zip(args.inner_in_seqs, args.outer_in_seqs, lengths, strict=True)}
+    env.update(zip(args.inner_in_non_seqs, args.outer_in_non_seqs, strict=True))
+    for inner_node in inner.toposort():
+        if any(s in inner_node.inputs for s in states):
+            continue  # a total's own Add
+        rebuilt = inner_node.op.make_node(*(env.get(v, v) for v in inner_node.inputs)).outputs
+        env.update(zip(inner_node.outputs, rebuilt, strict=True))
+
+    def per_step(var):
+        value = env.get(var, var)
+        if isinstance(value.type, ps.ScalarType) or value.type.ndim == 0:
+            # The same value every step; element-wise (Second), so that it
+            # joins the kernel node of the sum.
+            value = second(np.zeros(steps), as_tensor_variable(value))
+        return value
+
+    replacements = {}
+    for outer_out, inner_out in zip(args.outer_out_nit_sot, args.inner_out_nit_sot, strict=True):
+        replacements[outer_out] = outer_out.type.filter_variable(per_step(inner_out))
+    for (_, _, finals), term in zip(totals, terms, strict=True):
+        total = tensor_sum(per_step(term))
+        replacements.update((final, final.type.filter_variable(total)) for final in finals)
+    return replacements
+
+
+# Just before the fusion: the Scan's sequences have their static lengths
+# there and its initial totals are folded constants (PyTensor's scan-save-mem
+# and, on PyTensor 3, sit-sot-to-untraced steps have run), and no rewrite
+# moves factors out of the new sums or regroups them (canonicalize's
+# ``Sum(x * rho) -> rho * Sum(x)`` would add x in ONNX Runtime's order). The
+# fusion then puts each sum into its kernel node; a sum of a check of the
+# terms becomes the check of their sum first (local_onnx_sum_of_check).
+if "onnx_scan_as_map_and_sums" not in optdb:
+    optdb.register(
+        "onnx_scan_as_map_and_sums",
+        dfs_rewriter(local_onnx_scan_as_map_and_sums, local_onnx_sum_of_check),
+        "onnx",
+        "fusion",
+        position=48.9,
     )

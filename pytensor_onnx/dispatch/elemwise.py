@@ -5,15 +5,22 @@ from pytensor.tensor.elemwise import DimShuffle, Elemwise
 from pytensor.scalar.basic import Composite, get_scalar_type
 
 from pytensor_onnx.dispatch.basic import kernels_enabled, onnx_funcify
-from pytensor_onnx.dispatch.kernel import elemwise_node_kernel, uses_kernel
+from pytensor_onnx.dispatch.kernel import elemwise_node_kernel, reducing_readers, uses_kernel
 
 
 @onnx_funcify.register(Elemwise)
 def _elemwise(op, node, g, *inputs):
     scalar_op = op.scalar_op
-    if kernels_enabled() and not isinstance(scalar_op, Composite) and uses_kernel(scalar_op):
+    if (
+        kernels_enabled()
+        and not isinstance(scalar_op, Composite)
+        and (uses_kernel(scalar_op) or any(reducing_readers(node)))
+    ):
         # Mode ONNX: a special function (or another op whose portable form is
-        # many nodes) as one node of the kernel library.
+        # many nodes) as one node of the kernel library; so is a native op
+        # whose output only a Sum, All or Any reads, which the kernel node
+        # then reduces itself (one node, and a sum in position order as
+        # PyTensor's C sums add, where ReduceSum's order is ONNX Runtime's).
         scalar_inputs = [get_scalar_type(i.type.dtype)() for i in node.inputs]
         try:
             scalar_outputs = scalar_op.make_node(*scalar_inputs).outputs

@@ -230,7 +230,8 @@ def reducing_readers(node) -> list:
     reduction (``(reader, REDUCE_*)``), or None. A Sum (float64 in and out,
     accumulated in float64), or an All or Any (of a bool output). The kernel
     node then reduces that output itself (sums in position order, as
-    PyTensor's C and Numba sums do) instead of writing an array that a
+    PyTensor's C sums do; PyTensor 3's Numba adds in the lanes of LLVM's
+    vector loop) instead of writing an array that a
     ReduceSum or ReduceMax reads back."""
     from pytensor.tensor.math import All, Any, Sum
 

@@ -53,7 +53,7 @@ struct Call {
   mutable std::vector<double> partials;
   // When the blocks run on several threads, a summed output's terms are
   // written here (per reduced output, `size` values) and added in position
-  // order afterwards, as PyTensor's C and Numba sums add: partial sums of
+  // order afterwards, as PyTensor's C sums add: partial sums of
   // tasks added together would round otherwise.
   bool deferred_sums = false;
   mutable std::vector<double> terms;
@@ -163,7 +163,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
         double& acc = call.partials[first_block / call.blocks_per_task * call.num_reduced + call.reduced_index[j]];
         const size_t count = operands[r].scalar ? 1 : n;
         if (p.reductions[j] == Reduction::Sum) {
-          // In position order, as PyTensor's C and Numba sums add.
+          // In position order, as PyTensor's C sums add.
           const double* values = static_cast<const double*>(operands[r].data);
           if (call.deferred_sums) {
             double* dst = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;

@@ -326,7 +326,7 @@ def test_a_small_epilogue_of_a_matrix_product_stays_native(rng):
 
 def test_a_sum_of_a_fused_output_is_part_of_its_kernel_node(rng):
     # PyMC's log-densities: element-wise terms, each summed. The kernel node
-    # gives the sums (in position order, as PyTensor's C and Numba sums add)
+    # gives the sums (in position order, as PyTensor's C sums add)
     # instead of arrays that ReduceSum nodes read back.
     x, y = pt.vector("x"), pt.matrix("y")
     terms = pt.exp(x) * 2 + x
