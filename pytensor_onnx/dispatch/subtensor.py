@@ -15,13 +15,20 @@ element's flat position, gives the positions of the selected elements in the
 order (and with the repeats) NumPy visits them; ScatterND writes there.
 ``set`` keeps the last write for repeats (ONNX Runtime and NumPy agree);
 ``inc`` accumulates them like ``np.add.at``: ScatterND's ``reduction="add"``
-from opset 16, a sort-and-segmented-sum recipe before. (AdvancedIncSubtensor1
-scatters whole rows directly where it can.)
+from opset 16, a sort-and-segmented-sum recipe before. (AdvancedIncSubtensor1,
+and PyTensor 3's AdvancedIncSubtensor of one index array on the first axis,
+scatter whole rows directly where they can.)
+
+Constant indices of an array of static shape (a diagonal as
+``x[arange(n), arange(n)]``): NumPy's own indexing of the flat positions,
+when converting, gives the positions read or written, and the model holds
+them as one constant (``constant_positions``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from pytensor.graph.basic import Constant
 from pytensor.tensor.subtensor import AdvancedIncSubtensor, AdvancedSubtensor, IncSubtensor, Subtensor
 from pytensor.tensor.type_other import MakeSlice
 
@@ -227,9 +234,72 @@ def _make_slice(op, node, g, *parts):
     return slice(*parts)
 
 
+# Positions known when converting. Where x's shape is static and every index
+# is a constant (a matrix's diagonal as ``x[arange(n), arange(n)]``, PyMC's
+# gradient of ``a[idx_a, idx_b]``), NumPy's own indexing of an array of flat
+# positions gives the elements selected, in order and with repeats: the
+# model reads or writes them through one constant, instead of nodes that
+# compute coordinates at every run. Up to this many elements in x:
+_CONSTANT_POSITIONS_LIMIT = 1 << 20
+
+
+def constant_positions(op, node, first_index_input):
+    """The int64 flat (C-order) positions that ``op``'s indexing of
+    ``node.inputs[0]`` selects, shaped as the selection, when x's shape is
+    static and every index input (from ``first_index_input`` on) is a
+    constant; ``REFUSED`` where NumPy refuses those indices (out of range);
+    else None."""
+    shape = node.inputs[0].type.shape
+    if not shape or None in shape or int(np.prod(shape, dtype=np.float64)) > _CONSTANT_POSITIONS_LIMIT:
+        return None
+    raw = []
+    for var in node.inputs[first_index_input:]:
+        if not isinstance(var, Constant):
+            return None
+        raw.append(var.data)
+    try:
+        indices = subtensor_indices(op, raw)
+        return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)[tuple(indices)]
+    except IndexError:
+        return REFUSED
+    except (ValueError, TypeError):
+        return None
+
+
+#: ``constant_positions`` of indices NumPy refuses for x's shape.
+REFUSED = "refused"
+
+
+def _refused(g, node, x):
+    """Indexing of ``x`` that NumPy refuses whatever x holds (constant indices
+    out of range): a value of the output's shape behind a check that always
+    fails, so that running the model fails, as PyTensor raises IndexError when
+    called. The general form would index with constants out of range, which
+    ONNX Runtime 1.21 folds, and refuses, when it loads the model. The value
+    reads ``x``: a failing check of constants alone is folded too."""
+    out_shape = node.outputs[0].type.shape
+    if None in out_shape:
+        return None
+    if node.outputs[0].type.shape == node.inputs[0].type.shape:
+        value = x  # (a set or an increment)
+    else:
+        value = g.op("Gather", g.op("Reshape", x, int64_const(g, [-1])), g.const(np.zeros(out_shape, np.int64)), axis=0)
+    return check(g, g.const(np.asarray(False)), value)
+
+
 @onnx_funcify.register(AdvancedSubtensor)
 def _advanced_subtensor(op, node, g, x, *index_values):
-    return advanced_index(g, x, subtensor_indices(op, index_values))
+    indices = subtensor_indices(op, index_values)
+    arrays = [i for i in indices if not isinstance(i, slice)]
+    if len(arrays) > 1 or any(a.dtype == "bool" for a in arrays):
+        # (One integer array is one Gather already.)
+        positions = constant_positions(op, node, 1)
+        refused = _refused(g, node, x) if positions is REFUSED else None
+        if refused is not None:
+            return refused
+        if positions is not None and positions is not REFUSED:
+            return g.op("Gather", g.op("Reshape", x, int64_const(g, [-1])), g.const(positions), axis=0)
+    return advanced_index(g, x, indices)
 
 
 # --------------------------------------------------------------------------
@@ -313,6 +383,22 @@ def write_selection(g, x, y, select, *, set_values, accumulate):
     if not accumulate:
         return g.op("ScatterND", x, coordinates, _add(g, g.op("GatherND", x, coordinates), updates))
     return scatter_add(g, x, coordinates, updates, positions)
+
+
+def write_positions(g, x, y, positions, shape, *, set_values, accumulate):
+    """``write_selection`` where the selection's flat ``positions`` (of x of
+    static ``shape``) are known when converting (``constant_positions``)."""
+    if positions.size == 0:
+        return x
+    flat = positions.reshape(-1)
+    coordinates = g.const(np.stack(np.unravel_index(flat, shape), axis=-1).astype(np.int64))
+    updates = g.op("Reshape", g.op("Expand", g.cast(y, x.dtype), int64_const(g, list(positions.shape))),
+                   int64_const(g, [-1]))
+    if set_values:
+        return g.op("ScatterND", x, coordinates, updates)
+    if not accumulate:
+        return g.op("ScatterND", x, coordinates, _add(g, g.op("GatherND", x, coordinates), updates))
+    return scatter_add(g, x, coordinates, updates, g.const(flat))
 
 
 def scatter_add(g, x, coordinates, updates, keys):
@@ -406,16 +492,33 @@ if AdvancedIncSubtensor1 is not None:
     onnx_funcify.register(AdvancedIncSubtensor1)(_advanced_inc_subtensor1)
 
 
+def _rows_of_one_index_array(indices) -> bool:
+    """Whether ``indices`` are one integer array on the first axis, and whole
+    axes after it: ``x[idx]``, ``x[idx, :]`` (PyTensor 3's form of what
+    2.38's AdvancedIncSubtensor1 is)."""
+    first, *rest = indices
+    whole = slice(None, None, None)
+    return not isinstance(first, slice) and first.dtype != "bool" and all(r == whole for r in rest)
+
+
 @onnx_funcify.register(AdvancedIncSubtensor)
 def _advanced_inc_subtensor(op, node, g, x, y, *index_values):
     indices = subtensor_indices(op, index_values)
+    if indices and _rows_of_one_index_array(indices) and not (op.ignore_duplicates and not op.set_instead_of_inc):
+        # One ScatterND on whole rows, as for AdvancedIncSubtensor1 (PyMC's
+        # gradient of ``a[group_idx]``): the index array is the scatter's
+        # indices; no flat positions or coordinates to compute.
+        return _advanced_inc_subtensor1(op, node, g, x, y, indices[0])
     # Only integer arrays can select a position twice (masks and scalars cannot).
     may_repeat = any(not isinstance(index, slice) and index.dtype != "bool" and index.rank > 0 for index in indices)
+    accumulate = may_repeat and not op.ignore_duplicates
+    positions = constant_positions(op, node, 2)
+    if positions is REFUSED:
+        return check(g, g.const(np.asarray(False)), x)  # (see _refused)
+    if positions is not None:
+        return write_positions(
+            g, x, y, positions, node.inputs[0].type.shape, set_values=op.set_instead_of_inc, accumulate=accumulate
+        )
     return write_selection(
-        g,
-        x,
-        y,
-        lambda t: advanced_index(g, t, indices),
-        set_values=op.set_instead_of_inc,
-        accumulate=may_repeat and not op.ignore_duplicates,
+        g, x, y, lambda t: advanced_index(g, t, indices), set_values=op.set_instead_of_inc, accumulate=accumulate
     )

@@ -308,9 +308,53 @@ def _diagonal_length(g, rows, cols, offset: int):
     right = g.op("Sub", as_int64_value(g, cols), int64_const(g, col_start))
     return g.op("Max", g.op("Min", left, right), int64_const(g, 0))
 
+# A diagonal of an array of static shape (the GP's 20 x 20 covariance and
+# its gradient) moves elements whose positions are known when converting:
+# one Gather of constant positions reads it, one ScatterND into constant
+# zeros writes it, where the general forms compute indices in 9 and 18 nodes
+# at every run. Up to this many elements:
+_STATIC_DIAGONAL_LIMIT = 1 << 20
+
+
+def _static_shape(var):
+    shape = var.type.shape
+    if None in shape or int(np.prod(shape, dtype=np.float64)) > _STATIC_DIAGONAL_LIMIT:
+        return None
+    return tuple(shape)
+
+
+def _static_extract_diagonal(g, node, x, axis1, axis2, offset):
+    shape = _static_shape(node.inputs[0])
+    if shape is None:
+        return None
+    positions = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    taken = np.diagonal(positions, offset, axis1, axis2)  # numpy.diagonal's own order
+    return g.op("Gather", g.op("Reshape", x, int64_const(g, [-1])), g.const(np.ascontiguousarray(taken)), axis=0)
+
+
+def _static_alloc_diagonal(g, node, x, axis1, axis2, offset):
+    shape = _static_shape(node.inputs[0])
+    out_shape = _static_shape(node.outputs[0])
+    if shape is None or out_shape is None:
+        return None
+    rank = len(shape)
+    # Element x[..., i] of the batch ... goes to [..., i + max(0, -offset),
+    # i + max(0, offset)] of matrices whose axes are last (alloc_diagonal).
+    where = np.indices(shape).reshape(rank, -1)
+    core = [where[-1] + max(0, -offset), where[-1] + max(0, offset)]
+    coordinates = np.stack([*where[:-1], *core], axis=-1)
+    perm = _alloc_diagonal_perm(rank, axis1, axis2)
+    coordinates = np.ascontiguousarray(coordinates[:, perm]).astype(np.int64)
+    zeros = g.const(np.zeros(out_shape, dtype=node.outputs[0].type.dtype))
+    if coordinates.shape[0] == 0:
+        return zeros
+    return g.op("ScatterND", zeros, g.const(coordinates), g.op("Reshape", x, int64_const(g, [-1])))
+
+
 @onnx_funcify.register(ExtractDiag)
 def _extract_diag(op, node, g, x):
-    return extract_diagonal(g, x, op.axis1, op.axis2, op.offset)
+    static = _static_extract_diagonal(g, node, x, op.axis1, op.axis2, op.offset)
+    return static if static is not None else extract_diagonal(g, x, op.axis1, op.axis2, op.offset)
 
 def extract_diagonal(g, x, axis1: int, axis2: int, offset: int):
     """numpy.diagonal(x, offset, axis1, axis2)."""
@@ -332,7 +376,23 @@ def extract_diagonal(g, x, axis1: int, axis2: int, offset: int):
 
 @onnx_funcify.register(AllocDiag)
 def _alloc_diag(op, node, g, x):
-    return alloc_diagonal(g, x, op.axis1, op.axis2, op.offset)
+    static = _static_alloc_diagonal(g, node, x, op.axis1, op.axis2, op.offset)
+    return static if static is not None else alloc_diagonal(g, x, op.axis1, op.axis2, op.offset)
+
+
+def _alloc_diagonal_perm(rank: int, axis1: int, axis2: int) -> list[int]:
+    """The Transpose that puts the matrix axes (last two of a rank + 1
+    result) at ``axis1`` and ``axis2``, the batch axes in order elsewhere."""
+    batch = iter(range(rank - 1))
+    perm = []
+    for position in range(rank + 1):
+        if position == axis1:
+            perm.append(rank - 1)
+        elif position == axis2:
+            perm.append(rank)
+        else:
+            perm.append(next(batch))
+    return perm
 
 def alloc_diagonal(g, x, axis1: int, axis2: int, offset: int):
     """Matrices with x on diagonal ``offset``, their axes at ``axis1 < axis2`` of the result."""
@@ -351,17 +411,7 @@ def alloc_diagonal(g, x, axis1: int, axis2: int, offset: int):
     result = g.op("Where", on_diagonal, by_row, g.const(np.array(0, dtype=x.dtype)))
     out_rank = rank + 1
     if (axis1, axis2) != (out_rank - 2, out_rank - 1):
-        # Result axes: batch axes in order, with the two matrix axes placed at axis1 and axis2.
-        batch = iter(range(rank - 1))
-        perm = []
-        for position in range(out_rank):
-            if position == axis1:
-                perm.append(rank - 1)
-            elif position == axis2:
-                perm.append(rank)
-            else:
-                perm.append(next(batch))
-        result = g.op("Transpose", result, perm=perm)
+        result = g.op("Transpose", result, perm=_alloc_diagonal_perm(rank, axis1, axis2))
     return result
 
 @batched_rule(ExtractDiag, AllocDiag)
@@ -371,5 +421,9 @@ def _batched_diag(op, node, g, x):
     batch = op.batch_ndim(node)
     if isinstance(core, ExtractDiag):
         core_rank = x.rank - batch
-        return extract_diagonal(g, x, core.axis1 % core_rank + batch, core.axis2 % core_rank + batch, core.offset)
-    return alloc_diagonal(g, x, core.axis1 + batch, core.axis2 + batch, core.offset)
+        axes = (core.axis1 % core_rank + batch, core.axis2 % core_rank + batch)
+        static = _static_extract_diagonal(g, node, x, *axes, core.offset)
+        return static if static is not None else extract_diagonal(g, x, *axes, core.offset)
+    axes = (core.axis1 + batch, core.axis2 + batch)
+    static = _static_alloc_diagonal(g, node, x, *axes, core.offset)
+    return static if static is not None else alloc_diagonal(g, x, *axes, core.offset)

@@ -7,7 +7,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
-from helpers import FLOAT_DTYPES, compare_raises
+from helpers import FLOAT_DTYPES, compare_raises, onnx_op_types, sample
 from linalg_cases import BATCH_SHAPES, LINALG_OPSETS, compare, general, spd, stack
 from pytensor_onnx import compat
 from pytensor_onnx.testing import compare_onnx_and_py
@@ -99,34 +99,71 @@ def test_accuracy_at_n_256(rng):
 # --------------------------------------------------------------------------
 
 
+def static_or_not(name, shape, static, dtype="float64"):
+    """``static``: the shape as PyTensor's type (the rules read constant
+    positions then, tensor_basic.py); else every dim unknown."""
+    return pt.tensor(name, shape=shape if static else (None,) * len(shape), dtype=dtype)
+
+
+def no_index_arithmetic(fn):
+    kinds = onnx_op_types(fn)
+    assert not {"GatherElements", "Range", "Pad", "Where"} & set(kinds), kinds
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
 @pytest.mark.parametrize("offset", [0, 1, -2, 5])
 @pytest.mark.parametrize("axes", [(0, 1), (1, 0), (0, 2), (-1, -2)])
-def test_extract_diag(axes, offset, rng):
-    x = pt.tensor3("x")
+def test_extract_diag(axes, offset, static, rng):
+    x = static_or_not("x", (3, 4, 5), static)
     out = pt.diagonal(x, offset=offset, axis1=axes[0], axis2=axes[1])
-    compare_onnx_and_py([x], [out], [rng.normal(size=(3, 4, 5))], optimize=False)
+    fn, _ = compare_onnx_and_py([x], [out], [rng.normal(size=(3, 4, 5))], optimize=False)
+    if static:
+        no_index_arithmetic(fn)
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
 @pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
-def test_trace_and_diag_of_matrix(dtype, rng):
-    x = pt.matrix("x", dtype=dtype)
+def test_trace_and_diag_of_matrix(dtype, static, rng):
+    x = static_or_not("x", (4, 3), static, dtype)
     value = rng.normal(size=(4, 3)) > 0 if dtype == "bool" else (rng.normal(size=(4, 3)) * 10).astype(dtype)
     outputs = [pt.diag(x), pt.diag(x, k=1), pt.diag(x, k=-3)]
     if dtype != "bool":
         outputs.append(pt.linalg.trace(x))
-    compare_onnx_and_py([x], outputs, [value])
+    fn, _ = compare_onnx_and_py([x], outputs, [value])
+    if static:
+        no_index_arithmetic(fn)
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
 @pytest.mark.parametrize("offset", [0, 2, -1])
 @pytest.mark.parametrize("shape", [(4,), (0,), (2, 3)])
-def test_alloc_diag(shape, offset, rng):
-    v = pt.tensor("v", shape=(None,) * len(shape))
+def test_alloc_diag(shape, offset, static, rng):
+    v = static_or_not("v", shape, static)
     outputs = [pt.diag(v, k=offset)] if len(shape) == 1 else [
         pt.basic.alloc_diag(v, offset=offset, axis1=0, axis2=2),
         pt.basic.alloc_diag(v, offset=offset, axis1=1, axis2=2),
+        pt.basic.alloc_diag(v, offset=offset, axis1=0, axis2=1),
     ]
-    compare_onnx_and_py([v], outputs, [rng.normal(size=shape)], optimize=False)
+    fn, _ = compare_onnx_and_py([v], outputs, [rng.normal(size=shape)], optimize=False)
+    if static:
+        no_index_arithmetic(fn)
     compare_onnx_and_py([v], outputs, [rng.normal(size=shape)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool"])
+def test_static_diagonals_of_every_dtype_and_batched(dtype, rng):
+    # The static forms (a Gather of constant positions, a ScatterND into
+    # constant zeros) of a stack of matrices (Blockwise) and of other dtypes.
+    x = pt.tensor("x", shape=(2, 3, 3), dtype=dtype)
+    v = pt.tensor("v", shape=(2, 3), dtype=dtype)
+    outputs = [
+        pt.vectorize(lambda m: pt.diagonal(m, offset=1), signature="(m,n)->(k)")(x),
+        pt.vectorize(lambda d: pt.diag(d, k=-1), signature="(n)->(m,m)")(v),
+        pt.diagonal(x, axis1=1, axis2=2),
+    ]
+    values = [sample(rng, (2, 3, 3), dtype), sample(rng, (2, 3), dtype)]
+    fn, _ = compare_onnx_and_py([x, v], outputs, values)
+    no_index_arithmetic(fn)
 
 
 @pytest.mark.parametrize("opset", LINALG_OPSETS)

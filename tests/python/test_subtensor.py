@@ -503,3 +503,57 @@ def test_advanced_inc_subtensor_out_of_range_raises(rng):
     outputs = [pt.inc_subtensor(x[a, :, b], 1.0)]
     values = [rng.normal(size=(2, 3, 4)), np.array([0, 1]), np.array([0, 4])]
     compare_raises([x, a, b], outputs, values, IndexError, "out of bounds")
+
+
+# --- Constant indices of a static shape ------------------------------------------------
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool"])
+def test_constant_indices_of_a_static_shape_are_constant_positions(dtype, opset, rng):
+    # x's shape is in its type and every index is a constant: the model
+    # reads and writes through constant positions (dispatch/subtensor.py,
+    # constant_positions), with NumPy's order, repeats and negative indices.
+    x = pt.tensor("x", dtype=dtype, shape=(4, 3, 5))
+    y = pt.tensor("y", dtype=dtype, shape=())
+    rows, cols = np.array([0, -1, 2, 0, 0]), np.array([1, 4, -5, 1, 1])
+    mask = np.array([[True, False, True], [False, False, True], [True, True, False], [False, False, False]])
+    indices = [np.s_[rows, :, cols], np.s_[rows, 1, cols], np.s_[1:, np.array([0, 2]), :2], np.s_[mask]]
+    outputs = []
+    for index in indices:
+        outputs += [x[index], pt.inc_subtensor(x[index], y), pt.set_subtensor(x[index], y)]
+    values = [sample(rng, (4, 3, 5), dtype), sample(rng, (), dtype)]
+    fn, _ = compare_onnx_and_py([x, y], outputs, values, opset_version=opset)
+    kinds = onnx_op_types(fn)
+    if opset >= 16:  # (before 16, repeats add up in a recipe of its own)
+        assert not {"Range", "Div", "Mod", "NonZero", "Concat"} & set(kinds), kinds
+
+
+def test_constant_indices_with_array_increments_and_repeats(rng):
+    x = pt.tensor("x", shape=(3, 4))
+    y = pt.tensor("y", shape=(2, 3))
+    rows, cols = np.array([[0, 0, 2], [2, 2, 2]]), np.array([1, 1, -1])
+    outputs = [
+        pt.inc_subtensor(x[rows, cols], y),  # repeats add up (np.add.at)
+        pt.set_subtensor(x[rows, cols], y),  # the last write wins
+        pt.inc_subtensor(x[rows, cols], y, ignore_duplicates=True),  # x[idx] += y
+    ]
+    values = [rng.normal(size=(3, 4)), rng.normal(size=(2, 3))]
+    _, results = compare_onnx_and_py([x, y], outputs, values)
+    # (rows and cols broadcast to (2, 3): x[2, 3] is selected at [0, 2] and [1, 2].)
+    assert results[0][2, 3] == pytest.approx(values[0][2, 3] + values[1][0, 2] + values[1][1, 2])
+    assert results[1][2, 3] == values[1][1, 2]
+
+
+def test_constant_indices_out_of_range_still_raise_when_run(rng):
+    # NumPy refuses these indices: the model fails when run, as PyTensor
+    # raises when called (ONNX Runtime 1.21 refused to load the general
+    # form, whose constant indices it folds).
+    x = pt.tensor("x", shape=(2, 3))
+    refused = [
+        pt.inc_subtensor(x[np.array([0, 1]), np.array([0, 3])], 1.0),
+        pt.set_subtensor(x[np.array([-3, 1]), np.array([0, 1])], 1.0),
+        x[np.array([0, 2]), np.array([0, 1])],
+    ]
+    for out in refused:
+        compare_raises([x], [out], [rng.normal(size=(2, 3))], IndexError, "out of bounds", onnx_fails=(None, "check"))
