@@ -21,6 +21,20 @@ std::string lower_hint(const std::string& op_type) {
   return hint;
 }
 
+// A value a pass dropped (Graph::remove_unused_values) may still be held by
+// a caller, a Python handle from before optimize(): refused by name, before
+// any adaptation builds on it.
+void refuse_removed(const std::string& what, const Value* value) {
+  if (value && value->removed) {
+    throw BuildError(what + ": value '" + value->name +
+                     "' was removed from the graph by optimize(); build on values from after it");
+  }
+}
+
+void refuse_removed(const std::string& what, const std::vector<Value*>& values) {
+  for (const Value* v : values) refuse_removed(what, v);
+}
+
 }  // namespace
 
 GraphBuilder::GraphBuilder(int opset, std::string graph_name, bool use_functions)
@@ -62,6 +76,7 @@ Value* GraphBuilder::constant(Tensor tensor, const std::string& name_hint) {
 std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs,
                                        size_t n_outputs, const std::string& domain) {
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
+  refuse_removed(op_type, inputs);
   if (domain.empty()) {
     if (auto arity = op_input_arity(op_type, opset_)) {
       if (inputs.size() < arity->min || inputs.size() > arity->max) {
@@ -123,6 +138,7 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
 
 std::vector<Value*> GraphBuilder::op(const std::string& op_type, std::vector<Value*> inputs, Attributes attrs,
                                      size_t n_outputs, const std::string& domain) {
+  refuse_removed(op_type, inputs);
   if (!domain.empty()) return emit(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
   const bool is_generator = op_type == "Constant" || op_type == "RandomNormal" || op_type == "RandomUniform";
   if (!is_generator && (inputs.empty() || inputs[0] == nullptr)) {
@@ -149,6 +165,7 @@ std::vector<Value*> GraphBuilder::op(const std::string& op_type, std::vector<Val
 
 std::vector<Value*> GraphBuilder::recipe(const std::string& name, const std::vector<Value*>& inputs,
                                          const Attributes& attrs) {
+  refuse_removed("recipe '" + name + "'", inputs);
   return recipes::build_recipe_named(*this, name, inputs, attrs);
 }
 
@@ -159,6 +176,7 @@ Value* GraphBuilder::cast(Value* value, DType dtype) {
 
 void GraphBuilder::output(Value* value, const std::string& requested_name, const Shape& declared) {
   if (!value) throw BuildError("output '" + requested_name + "' has no value");
+  refuse_removed("output '" + requested_name + "'", value);
   if (declared && value->shape && declared->size() != value->shape->size()) {
     throw BuildError("output '" + requested_name + "' has rank " + std::to_string(value->shape->size()) +
                      ", not the declared " + std::to_string(declared->size()));

@@ -262,11 +262,22 @@ void Graph::remove_unused_values() {
     if ((orphan_output && !has_users(v.get())) || unused_constant) {
       auto named = names_.find(v->name);
       if (named != names_.end() && named->second == v.get()) names_.erase(named);
+      retire(std::move(v));
       continue;
     }
     kept.push_back(std::move(v));
   }
   values_ = std::move(kept);
+}
+
+void Graph::retire(std::unique_ptr<Value> value) {
+  // Its name stays taken (tree_names_), so no later value is mistaken for it.
+  // The data goes: a dropped initializer may be a large weight.
+  value->removed = true;
+  value->constant.reset();
+  value->producer = nullptr;
+  value->users.clear();
+  retired_.push_back(std::move(value));
 }
 
 void Node::replace_input(size_t i, Value* value) {

@@ -27,6 +27,9 @@ struct Value {
   std::vector<Node*> users;       // one entry per input slot that reads this value
   std::optional<Tensor> constant; // set for initializers
   bool is_graph_input = false;
+  // Dropped from its graph by Graph::remove_unused_values (a pass); the
+  // object stays allocated for callers that still hold it (Graph::retired_).
+  bool removed = false;
 
   bool is_constant() const { return constant.has_value(); }
   std::optional<size_t> rank() const {
@@ -85,7 +88,8 @@ class Graph {
   // output values go (nothing outside the builder has seen them yet), so a
   // refused op leaves the graph as it was.
   void discard_node(Node* node);
-  // Drops initializers and values nothing refers to.
+  // Drops initializers and values nothing refers to. Dropped values are
+  // emptied and marked `removed`, not freed, until the graph goes.
   void remove_unused_values();
   bool is_output(const Value* value) const;
   // Users include graph outputs and reads by name from subgraphs (If/Loop bodies).
@@ -120,10 +124,18 @@ class Graph {
  private:
   Value* new_value(const std::string& name);
   Value* add_input_named(const std::string& name, DType dtype, Shape shape);
+  void retire(std::unique_ptr<Value> value);
 
   std::string name_;
   Graph* parent_;
   std::vector<std::unique_ptr<Value>> values_;
+  // Values remove_unused_values dropped. Python's Value handles keep the
+  // builder (this graph) alive, not the value, and nanobind hands an existing
+  // handle to a new object at the same address; a freed value made later
+  // g.op calls read freed memory (core fuzzer, FUZZ_SEED=1094003210: a
+  // std::bad_alloc from copying a garbage name). So they live as long as the
+  // graph does, without their data.
+  std::vector<std::unique_ptr<Value>> retired_;
   std::list<std::unique_ptr<Node>> nodes_;
   std::unordered_map<const Node*, std::list<std::unique_ptr<Node>>::iterator> node_positions_;
   std::vector<Value*> inputs_;

@@ -1,3 +1,4 @@
+#include <limits>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,6 +71,23 @@ TEST(Builder, SplitNumOutputsOnlyFrom18) {
   Value* b = g18.input("x", DType::Float32, dims({4}));
   auto parts18 = g18.op("Split", {b}, {}, 2);
   EXPECT_EQ(parts18[0]->producer->attrs.get_int("num_outputs", -1), 2);
+}
+
+TEST(Builder, SplitSizesThatCannotSplitTheAxisAreRefused) {
+  // (Core fuzzer, FUZZ_SEED=1094003290: an int `split` attribute became a
+  // 0-d sizes input, which ONNX Runtime refuses when it runs the node; sizes
+  // of 2**63 - 1 and -2**63 gave an output a static dim of 2**63 - 1.)
+  for (int opset : {13, 18}) {
+    GraphBuilder g(opset);
+    Value* x = g.input("x", DType::Float32, dims({4, 2}));
+    EXPECT_THROW(g.op("Split", {x}, {{"split", int64_t{0}}}, 1), BuildError);
+    const int64_t big = std::numeric_limits<int64_t>::max();
+    EXPECT_THROW(g.op("Split", {x}, {{"split", std::vector<int64_t>{big, -big - 1}}}, 2), BuildError);
+    EXPECT_THROW(g.op("Split", {x}, {{"split", std::vector<int64_t>{1, 2}}}, 2), BuildError);  // sum 3, not 4
+    EXPECT_THROW(g.op("Split", {x}, {{"split", std::vector<int64_t>{4}}}, 2), BuildError);     // 1 size, 2 outputs
+    auto parts = g.op("Split", {x}, {{"split", std::vector<int64_t>{1, 3}}}, 2);
+    EXPECT_EQ((*parts[1]->shape)[0].size, 3);
+  }
 }
 
 TEST(Builder, TriluRecipeAtOpset13) {

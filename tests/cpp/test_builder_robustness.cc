@@ -5,6 +5,8 @@
 
 #include "builder.h"
 #include "errors.h"
+#include "kernel_ops.h"
+#include "passes/pass_manager.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -16,6 +18,17 @@ std::vector<int64_t> sizes_of(const Value* v) {
   std::vector<int64_t> out;
   for (const Dim& d : v->shape.value()) out.push_back(d.is_known() ? d.size : -1);
   return out;
+}
+
+// The message of the BuildError `build` throws ("" when it throws none).
+template <class Build>
+std::string build_error(Build build) {
+  try {
+    build();
+  } catch (const BuildError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 TEST(BuilderRobustness, RefusedOpLeavesNoNode) {
@@ -158,6 +171,74 @@ TEST(BuilderRobustness, TriluOfLessThanAMatrixIsRefused) {
     Value* m = g.input("m", DType::Float64, dims({2, 2}));
     EXPECT_EQ(sizes_of(g.op1("Trilu", {m})), (std::vector<int64_t>{2, 2})) << "opset " << opset;
   }
+}
+
+// optimize() freed the values it dropped while Python still held handles to
+// them; nanobind then gave such a handle to a new value at the same address,
+// which did not keep that value's builder alive, and g.op read freed memory
+// (core fuzzer, FUZZ_SEED=1094003210: MemoryError std::bad_alloc from g.op,
+// a garbage name; flaky, as it depends on the allocator reusing an
+// address). Dropped values now stay allocated with their graph, and building
+// on one is refused.
+TEST(BuilderRobustness, ValuesDroppedByOptimizeStayReadableAndAreRefused) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, dims({2}));
+  Value* dead = g.op1("Exp", {x});
+  Value* unused = g.constant(Tensor::int64s({1, 2, 3}), "unused");
+  g.output(g.op1("Neg", {x}), "y");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  // Under `make sanitize` these reads were heap-use-after-free.
+  EXPECT_EQ(dead->name, "exp");
+  EXPECT_EQ(dead->dtype, DType::Float32);
+  EXPECT_EQ(unused->name, "unused");
+  EXPECT_EQ(dead->producer, nullptr);
+  EXPECT_NE(build_error([&] { g.op1("Abs", {dead}); }).find("'exp' was removed from the graph by optimize()"),
+            std::string::npos);
+  EXPECT_NE(build_error([&] { g.op1("Add", {x, dead}); }).find("was removed"), std::string::npos);
+  EXPECT_NE(build_error([&] { g.op1("Reshape", {x, unused}); }).find("'unused' was removed"), std::string::npos);
+  EXPECT_NE(build_error([&] { g.output(dead, "z"); }).find("was removed"), std::string::npos);
+  EXPECT_EQ(g.graph().num_nodes(), 1u);
+  EXPECT_EQ(g.graph().outputs().size(), 1u);
+}
+
+// Inference gave an output as many unknown dims as a shape-like input's
+// static length: a declared length of 2**40 allocated 2**40 dims (a
+// std::bad_alloc, or gigabytes for lengths in the hundreds of millions), as
+// did the `rank` attribute of the element-wise kernels.
+TEST(BuilderRobustness, ShapeLengthsBeyondAnyRankAreRefused) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float32, dims({2, 3}));
+  Value* huge = g.input("huge", DType::Int64, dims({int64_t{1} << 40}));
+  const std::string limit = "the target shape's length gives 1099511627776 dims; at most 1024 are supported";
+  EXPECT_NE(build_error([&] { g.op1("Reshape", {x, huge}); }).find(limit), std::string::npos);
+  EXPECT_NE(build_error([&] { g.op1("Expand", {x, huge}); }).find(limit), std::string::npos);
+  EXPECT_NE(build_error([&] { g.op1("ConstantOfShape", {huge}); }).find("at most 1024"), std::string::npos);
+  EXPECT_NE(build_error([&] { g.op("Elemwise_float64", {x}, {{"rank", int64_t{1} << 40}}, 1, kKernelDomain); })
+                .find("attribute 'rank' is 1099511627776; at most 1024 dims are supported"),
+            std::string::npos);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  // Lengths a shape can have still give the rank.
+  Value* four = g.input("four", DType::Int64, dims({4}));
+  EXPECT_EQ(g.op1("Reshape", {x, four})->rank(), 4u);
+  EXPECT_EQ(g.op1("Expand", {x, four})->rank(), 4u);
+  EXPECT_EQ(g.op1("ConstantOfShape", {four})->rank(), 4u);
+  EXPECT_EQ(g.op("Elemwise_float64", {x}, {{"rank", int64_t{3}}}, 1, kKernelDomain)[0]->rank(), 3u);
+}
+
+// Static sizes computed past int64 wrapped (signed overflow): Tile of a 2**40
+// dim by 2**40 inferred a dim of 0, a wrong shape. They are unknown now.
+TEST(BuilderRobustness, StaticSizesThatOverflowAreUnknown) {
+  GraphBuilder g(18);
+  const int64_t big = int64_t{1} << 62;
+  Value* v = g.input("v", DType::Float32, dims({big}));
+  EXPECT_EQ(sizes_of(g.op1("Tile", {v, g.constant(Tensor::int64s({int64_t{1} << 40}))})), (std::vector<int64_t>{-1}));
+  EXPECT_EQ(sizes_of(g.op1("Tile", {v, g.constant(Tensor::int64s({1}))})), (std::vector<int64_t>{big}));
+  EXPECT_EQ(sizes_of(g.op1("Pad", {v, g.constant(Tensor::int64s({big, big}))})), (std::vector<int64_t>{-1}));
+  EXPECT_EQ(sizes_of(g.op1("Pad", {v, g.constant(Tensor::int64s({1, -2}))})), (std::vector<int64_t>{big - 1}));
+  EXPECT_EQ(sizes_of(g.op1("Concat", {v, v}, {{"axis", int64_t{0}}})), (std::vector<int64_t>{-1}));
+  Value* w = g.input("w", DType::Float32, dims({3}));
+  EXPECT_EQ(sizes_of(g.op1("Concat", {w, w, w}, {{"axis", int64_t{0}}})), (std::vector<int64_t>{9}));
 }
 
 }  // namespace

@@ -36,6 +36,24 @@ void require_matrices(const std::string& op, const Value* x) {
   }
 }
 
+Shape unknown_dims_checked(int64_t rank, const char* what) {
+  if (rank < 0 || rank > kMaxInferredRank) {
+    throw BuildError(std::string(what) + " gives " + std::to_string(rank) + " dims; at most " +
+                     std::to_string(kMaxInferredRank) + " are supported");
+  }
+  return unknown_dims(static_cast<size_t>(rank));
+}
+
+Dim product_dim(int64_t a, int64_t b) {
+  int64_t result = 0;
+  return __builtin_mul_overflow(a, b, &result) ? Dim::unknown() : Dim::known(result);
+}
+
+Dim sum_dim(int64_t a, int64_t b) {
+  int64_t result = 0;
+  return __builtin_add_overflow(a, b, &result) ? Dim::unknown() : Dim::known(result);
+}
+
 int64_t normalize_axis(int64_t axis, size_t rank, const Node& node) {
   const int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) {

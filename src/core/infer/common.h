@@ -28,6 +28,22 @@ void require_length(const Node& node, const std::optional<std::vector<int64_t>>&
 // known and below 2. ONNX's checker refuses such a model, so the builder does.
 void require_matrices(const std::string& op, const Value* x);
 
+// The most dims inference gives an output whose rank is the static length
+// of a shape-like input (or an attribute): far above NumPy's 64, and small
+// enough that its dims cost little memory. A hostile length (a declared dim
+// of 2**40) made inference allocate that many dims.
+constexpr int64_t kMaxInferredRank = 1024;
+
+// `rank` unknown dims, `what` saying where the rank came from; BuildError
+// beyond kMaxInferredRank (the builder names the op).
+Shape unknown_dims_checked(int64_t rank, const char* what);
+
+// A static size computed from others: a * b or a + b, as a known dim, or an
+// unknown one when it overflows int64 (wrapped, it was a wrong static size:
+// Tile of a 2**40 dim by 2**40 inferred 0; such a run fails anyway).
+Dim product_dim(int64_t a, int64_t b);
+Dim sum_dim(int64_t a, int64_t b);
+
 // `axis` in [0, rank); BuildError naming `node`'s op when out of range.
 int64_t normalize_axis(int64_t axis, size_t rank, const Node& node);
 

@@ -25,7 +25,9 @@ void constant_of_shape(Node& node) {
   Value* x = node.input(0);
   require_vector(node, x, "the shape");
   if (auto dims = const_ints(x)) y->shape = shape_of_sizes(*dims);
-  else if (x->shape && (*x->shape)[0].is_known()) y->shape = unknown_dims((*x->shape)[0].size);
+  else if (x->shape && (*x->shape)[0].is_known()) {
+    y->shape = unknown_dims_checked((*x->shape)[0].size, "the shape's length");
+  }
 }
 
 void range(Node& node) {

@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "infer.h"
+#include "infer/common.h"
 #include "kernel_ops.h"
 
 namespace pytensor_onnx {
@@ -136,6 +137,11 @@ bool infer_kernel_node(Node& node) {
   // (passes/fold_into_kernels.h) fixes the output's rank: an input's leading
   // axes beyond it are dropped (size 1), and the shape is padded with 1s.
   const int64_t rank = node.attrs.get_int("rank", -1);
+  // The output is padded to `rank` dims: an attribute of 2**40 allocated them.
+  if (rank > infer::kMaxInferredRank) {
+    throw BuildError("attribute 'rank' is " + std::to_string(rank) + "; at most " +
+                     std::to_string(infer::kMaxInferredRank) + " dims are supported");
+  }
   Shape shape = std::vector<Dim>{};
   for (Value* input : node.inputs) {
     if (!input) continue;

@@ -17,7 +17,7 @@ Shape reshape_shape(const Shape& in, const Value* shape_value, bool allowzero) {
   if (!target) {
     if (shape_value && shape_value->shape && shape_value->shape->size() == 1 &&
         (*shape_value->shape)[0].is_known()) {
-      return unknown_dims(static_cast<size_t>((*shape_value->shape)[0].size));
+      return unknown_dims_checked((*shape_value->shape)[0].size, "the target shape's length");
     }
     return std::nullopt;
   }
@@ -217,17 +217,15 @@ void concat(Node& node) {
   if (!in) return;
   const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), in->size(), node);
   std::vector<Dim> out = *in;
-  int64_t total = 0;
-  bool known = true;
+  Dim total = Dim::known(0);
   for (Value* v : node.inputs) {
     if (!v->shape || v->shape->size() != in->size()) {
       if (v->shape) throw BuildError("Concat: inputs have different ranks");
-      known = false;
+      total = Dim::unknown();
       continue;
     }
     const Dim& d = (*v->shape)[axis];
-    if (d.is_known()) total += d.size;
-    else known = false;
+    total = total.is_known() && d.is_known() ? sum_dim(total.size, d.size) : Dim::unknown();
     for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<int64_t>(i) == axis) continue;
       const Dim& other = (*v->shape)[i];
@@ -241,7 +239,7 @@ void concat(Node& node) {
       if (!out[i].is_known() && other.is_known()) out[i] = other;
     }
   }
-  out[axis] = known ? Dim::known(total) : Dim::unknown();
+  out[axis] = total;
   y->shape = out;
 }
 
@@ -249,9 +247,26 @@ void split(Node& node) {
   const Shape in = keep_dtype(node);
   if (!in) return;
   const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), in->size(), node);
+  if (node.input(1)) require_vector(node, node.input(1), "the split sizes");
   auto sizes = node.input(1) ? const_ints(node.input(1)) : std::nullopt;
   const size_t n = node.outputs.size();
   const Dim& d = (*in)[axis];
+  if (sizes) {
+    // ONNX Runtime refuses other sizes when it runs the node; their static
+    // dims would be wrong (a size of 2**63 - 1 beside -2**63 "summed" to 0).
+    if (sizes->size() != n) {
+      throw BuildError("Split: " + std::to_string(sizes->size()) + " split sizes for " + std::to_string(n) +
+                       " outputs");
+    }
+    Dim total = Dim::known(0);
+    for (int64_t size : *sizes) {
+      if (size < 0) throw BuildError("Split: a split size is negative (" + std::to_string(size) + ")");
+      total = total.is_known() ? sum_dim(total.size, size) : total;
+    }
+    if (d.is_known() && (!total.is_known() || total.size != d.size)) {
+      throw BuildError("Split: the split sizes do not add up to the axis' size " + std::to_string(d.size));
+    }
+  }
   if (!node.input(1) && d.is_known() && d.size > 0 && static_cast<int64_t>(n) > d.size) {
     // ONNX gives no parts for this (its shape inference then disagrees
     // with any split), so the checker rejects the model.
@@ -260,7 +275,7 @@ void split(Node& node) {
   }
   for (size_t i = 0; i < n; ++i) {
     std::vector<Dim> out = *in;
-    if (sizes && sizes->size() == n) out[axis] = Dim::known((*sizes)[i]);
+    if (sizes) out[axis] = Dim::known((*sizes)[i]);
     else if (!node.input(1) && d.is_known()) {
       const int64_t chunk = (d.size + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
       out[axis] = Dim::known(std::min<int64_t>(chunk, std::max<int64_t>(d.size - chunk * i, 0)));
@@ -286,7 +301,9 @@ void expand(Node& node) {
   if (target) {
     y->shape = broadcast_shapes(in, shape_of_sizes(*target));
   } else if (in && shape_value->shape && (*shape_value->shape)[0].is_known()) {
-    y->shape = unknown_dims(std::max<size_t>(in->size(), (*shape_value->shape)[0].size));
+    const int64_t length = (*shape_value->shape)[0].size;
+    y->shape = unknown_dims_checked(std::max(static_cast<int64_t>(in->size()), length),
+                                    "the target shape's length");
   }
 }
 
@@ -302,7 +319,7 @@ void tile(Node& node) {
   auto repeats = const_ints(node.input(1));
   std::vector<Dim> out = *in;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (repeats && out[i].is_known()) out[i] = Dim::known(out[i].size * (*repeats)[i]);
+    if (repeats && out[i].is_known()) out[i] = product_dim(out[i].size, (*repeats)[i]);
     else if (!repeats || (*repeats)[i] != 1) out[i] = Dim::unknown();
   }
   y->shape = out;
@@ -317,7 +334,8 @@ void pad(Node& node) {
   const size_t r = in->size();
   for (size_t i = 0; i < r; ++i) {
     if (pads && pads->size() == 2 * r && out[i].is_known()) {
-      out[i] = Dim::known(out[i].size + (*pads)[i] + (*pads)[i + r]);
+      const Dim before = sum_dim(out[i].size, (*pads)[i]);
+      out[i] = before.is_known() ? sum_dim(before.size, (*pads)[i + r]) : Dim::unknown();
     } else {
       out[i] = Dim::unknown();
     }
