@@ -476,13 +476,23 @@ def _inc_subtensor(op, node, g, x, y, *index_values):
     )
 
 
+def _has_static_shape(value, wanted) -> bool:
+    """Whether the builder knows ``value``'s shape to be ``wanted``, every
+    dim an int."""
+    return value.shape is not None and all(isinstance(d, int) for d in wanted) and tuple(value.shape) == wanted
+
+
 def _advanced_inc_subtensor1(op, node, g, x, y, index):
     index = g.cast(index, "int64")
     if op.set_instead_of_inc or (g.opset >= 16 and x.dtype != "bool"):
         # ScatterND on whole rows: ONNX Runtime reads negative indices like
         # NumPy and rejects out-of-range ones.
-        rows_shape = int64_vector(g, [g.op("Shape", index), *dim_sizes(g, x)[1:]])
-        updates = g.op("Expand", g.cast(y, x.dtype), rows_shape)
+        updates = g.cast(y, x.dtype)
+        rows = (*(index.shape or (None,)), *(x.shape or (None, None))[1:])
+        if not _has_static_shape(y, rows):
+            # (y broadcasts to the rows; where its type has their shape, as
+            # a gradient of x[idx] does, it is the updates as it is.)
+            updates = g.op("Expand", updates, int64_vector(g, [g.op("Shape", index), *dim_sizes(g, x)[1:]]))
         attrs = {} if op.set_instead_of_inc else {"reduction": "add"}
         return g.op("ScatterND", x, g.op("Unsqueeze", index, axes=[-1]), updates, **attrs)
     return write_selection(g, x, y, lambda t: g.op("Gather", t, index, axis=0), set_values=False, accumulate=True)

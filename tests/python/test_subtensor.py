@@ -557,3 +557,17 @@ def test_constant_indices_out_of_range_still_raise_when_run(rng):
     ]
     for out in refused:
         compare_raises([x], [out], [rng.normal(size=(2, 3))], IndexError, "out of bounds", onnx_fails=(None, "check"))
+
+
+def test_increments_of_the_rows_shape_are_scattered_as_they_are(rng):
+    # PyMC's gradient of a[idx]: y has the shape of the rows it increments,
+    # so the scatter reads it as it is (no Expand); a y that broadcasts is
+    # expanded.
+    x = pt.tensor("x", shape=(4, 2))
+    v = pt.tensor("v", dtype="int64", shape=(3,))
+    rows, row = pt.tensor("rows", shape=(3, 2)), pt.tensor("row", shape=(2,))
+    values = [rng.normal(size=(4, 2)), np.array([1, -1, 1]), rng.normal(size=(3, 2)), rng.normal(size=2)]
+    fn, _ = compare_onnx_and_py([x, v, rows, row], [pt.inc_subtensor(x[v], rows)], values)
+    assert onnx_op_types(fn) == ["Unsqueeze", "ScatterND"], onnx_op_types(fn)  # (the indices as rows)
+    fn, _ = compare_onnx_and_py([x, v, rows, row], [pt.inc_subtensor(x[v], row)], values)
+    assert "Expand" in onnx_op_types(fn)
