@@ -65,6 +65,17 @@ void attribute_to_input(GraphBuilder& g, std::vector<Value*>& inputs, Attributes
   set_input(inputs, index, g.constant(std::move(t), name));
 }
 
+// A num_outputs other than the node's number of outputs builds a Split that
+// ONNX Runtime refuses to run ("Number of outputs (1) does not match
+// num_outputs (0)"; a hostile attribute of the core fuzzer, FUZZ_SEED=1094003224).
+void refuse_num_outputs_mismatch(const Attributes& attrs, size_t n_outputs) {
+  if (!attrs.has("num_outputs")) return;
+  const int64_t count = attrs.get_int("num_outputs", 0);
+  if (count != static_cast<int64_t>(n_outputs)) {
+    throw BuildError("Split: num_outputs=" + std::to_string(count) + " for " + std::to_string(n_outputs) + " outputs");
+  }
+}
+
 Value* range_0_to(GraphBuilder& g, Value* limit) {
   return g.op1("Range", {g.constant(Tensor::int64_scalar(0), "zero"), limit, g.constant(Tensor::int64_scalar(1), "one")});
 }
@@ -203,6 +214,7 @@ void adapt_interface(GraphBuilder& g, const std::string& op_type, std::vector<Va
   } else if (op_type == "Squeeze" || op_type == "Unsqueeze") {
     place_axes(g, op_type, inputs, attrs, 13, 1);
   } else if (op_type == "Split") {
+    refuse_num_outputs_mismatch(attrs, n_outputs);
     attribute_to_input(g, inputs, attrs, "split", 1, DType::Int64);
     const bool has_sizes = inputs.size() > 1 && inputs[1] != nullptr;
     if (g.opset() < 18) {

@@ -357,22 +357,49 @@ std::optional<std::vector<DType>> ort_kernel_dtypes(const std::string& op_type, 
 
 namespace {
 
+// ONNX Runtime's ScatterND and ScatterElements kernels (1.21 to 1.32) refuse
+// float16 with reduction add/mul, ScatterND float16 with max/min, and bool
+// with max/min ("... data type is not supported with ScatterND opset 18 when
+// reduction is 'max'"); reduction none takes every dtype. Float16 is computed
+// in float32 (one rounding back, as float16 arithmetic rounds), bool max/min
+// in uint8 (0/1, whose max/min is or/and). Found by the core fuzzer,
+// FUZZ_SEED=1094003243 and 1094003280.
+std::optional<KernelEntry> scatter_reduction_entry(const std::string& op_type, const Attributes& attrs) {
+  if (op_type != "ScatterND" && op_type != "ScatterElements") return std::nullopt;
+  const std::string reduction = attrs.get_string("reduction").value_or("none");
+  if (reduction == "none") return std::nullopt;
+  const bool ordering = reduction == "max" || reduction == "min";
+  std::vector<DType> types = kAllNumeric;
+  if (!ordering) types.push_back(D::Bool);
+  if (!ordering || op_type == "ScatterND") types.erase(std::find(types.begin(), types.end(), D::Float16));
+  return KernelEntry{{{16, types}}, {0, 2}, {0}, ordering ? Fidelity::kOrdered : Fidelity::kValue};
+}
+
+// The kernel dtypes of `op_type` with these attributes, if ONNX Runtime lacks some.
+std::optional<KernelEntry> kernel_entry(const std::string& op_type, const Attributes& attrs) {
+  if (auto scatter = scatter_reduction_entry(op_type, attrs)) return scatter;
+  auto it = kernel_table().find(op_type);
+  if (it == kernel_table().end()) return std::nullopt;
+  return it->second;
+}
+
 std::optional<std::vector<Value*>> adapt_input_dtypes(GraphBuilder& g, const std::string& op_type,
                                                       const std::vector<Value*>& inputs,
                                                       const Attributes& attrs, size_t n_outputs) {
-  auto it = kernel_table().find(op_type);
-  if (it == kernel_table().end()) return std::nullopt;
-  const KernelEntry& entry = it->second;
+  const std::optional<KernelEntry> found = kernel_entry(op_type, attrs);
+  if (!found) return std::nullopt;
+  const KernelEntry& entry = *found;
   const std::vector<DType>* supported = types_at(entry, g.opset());
   if (!supported) return std::nullopt;
 
   // The dtype of the constrained inputs (they share one in every entry).
   DType original = DType::Undefined;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i] && has_index(entry.typed_inputs, i)) {
-      original = inputs[i]->dtype;
-      break;
-    }
+    if (!inputs[i] || !has_index(entry.typed_inputs, i)) continue;
+    // Inputs of differing dtypes are a type error for the op's own checks
+    // to refuse: casting them all to one dtype would hide it.
+    if (original != DType::Undefined && inputs[i]->dtype != original) return std::nullopt;
+    original = inputs[i]->dtype;
   }
   if (original == DType::Undefined || contains(*supported, original)) return std::nullopt;
 

@@ -90,6 +90,20 @@ TEST(Builder, SplitSizesThatCannotSplitTheAxisAreRefused) {
   }
 }
 
+TEST(Builder, SplitNumOutputsDisagreeingWithTheOutputsIsRefused) {
+  // num_outputs=0 on a one-output Split was built; ONNX Runtime refused to
+  // run it (core fuzzer, FUZZ_SEED=1094003224).
+  for (int opset : {13, 18}) {
+    GraphBuilder g(opset);
+    Value* x = g.input("x", DType::Float64, shape_of_sizes({-1}));
+    EXPECT_THROW(g.op("Split", {x}, {{"axis", int64_t{0}}, {"num_outputs", int64_t{0}}}, 1), BuildError);
+    EXPECT_THROW(g.op("Split", {x}, {{"num_outputs", int64_t{3}}}, 2), BuildError);
+    EXPECT_THROW(g.op("Split", {x}, {{"num_outputs", int64_t{1}}, {"split", std::vector<int64_t>{0, 0}}}, 2),
+                 BuildError);
+    EXPECT_EQ(g.op("Split", {x}, {{"num_outputs", int64_t{2}}}, 2).size(), 2u);
+  }
+}
+
 TEST(Builder, TriluRecipeAtOpset13) {
   GraphBuilder g(13);
   Value* x = g.input("x", DType::Float64, dims({3, 4}));
@@ -175,6 +189,44 @@ TEST(Builder, ArgMaxIndicesAreNotCastBack) {
   Value* i = g.op1("ArgMax", {x}, {{"axis", int64_t{0}}});
   EXPECT_EQ(i->dtype, DType::Int64);
   EXPECT_EQ(i->producer->op_type, "ArgMax");
+}
+
+// The dtype the Scatter node producing `v` (through its Cast back) ran on.
+DType scatter_dtype(Value* v) {
+  const Node* node = v->producer;
+  if (node->op_type == "Cast") node = node->inputs[0]->producer;
+  return node->inputs[0]->dtype;
+}
+
+TEST(Builder, ScatterReductionsCastAroundMissingKernels) {
+  // ONNX Runtime has no float16 ScatterND/ScatterElements kernel for add/mul
+  // (nor ScatterND's max/min) and no bool one for max/min: the model failed
+  // to run (core fuzzer, FUZZ_SEED=1094003243 and 1094003280).
+  GraphBuilder g(18);
+  Value* index = g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{0}, {1, 1}), "index");
+  Value* elements = g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{0}, {1}), "elements");
+  auto scatter = [&](const char* op, DType dtype, const char* reduction) {
+    Value* x = g.input(std::string("x") + std::to_string(g.graph().inputs().size()), dtype, dims({2}));
+    const bool nd = std::string(op) == "ScatterND";
+    Value* u = g.input(std::string("u") + std::to_string(g.graph().inputs().size()), dtype, dims({1}));
+    Value* y = g.op1(op, {x, nd ? index : elements, u}, {{"reduction", std::string(reduction)}});
+    EXPECT_EQ(y->dtype, dtype) << op << " " << reduction;
+    return scatter_dtype(y);
+  };
+  EXPECT_EQ(scatter("ScatterND", DType::Float16, "add"), DType::Float32);
+  EXPECT_EQ(scatter("ScatterND", DType::Float16, "max"), DType::Float32);
+  EXPECT_EQ(scatter("ScatterElements", DType::Float16, "mul"), DType::Float32);
+  EXPECT_EQ(scatter("ScatterND", DType::Bool, "max"), DType::UInt8);
+  EXPECT_EQ(scatter("ScatterElements", DType::Bool, "min"), DType::UInt8);
+  // Kernels that exist are used as they are.
+  EXPECT_EQ(scatter("ScatterElements", DType::Float16, "max"), DType::Float16);
+  EXPECT_EQ(scatter("ScatterND", DType::Float16, "none"), DType::Float16);
+  EXPECT_EQ(scatter("ScatterND", DType::Bool, "add"), DType::Bool);
+  EXPECT_EQ(scatter("ScatterND", DType::Float32, "min"), DType::Float32);
+  // Updates of another dtype stay a type error, not hidden by the casts.
+  Value* x = g.input("xh", DType::Float16, dims({2}));
+  Value* u = g.input("uf", DType::Float32, dims({1}));
+  EXPECT_THROW(g.op("ScatterND", {x, index, u}, {{"reduction", std::string("add")}}), BuildError);
 }
 
 TEST(Builder, NeverTradesFloat64PrecisionForAKernel) {

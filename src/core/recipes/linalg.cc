@@ -80,9 +80,24 @@ PowerOfTwo power_of_two_above(const Ops& o, Value* n) {
   return {o.scalar_of(o.cast(levels, DType::Int64)), o.cast(size, DType::Int64)};
 }
 
+// The algorithms read the order n from the last dim only. Matrices whose
+// last two dims are static and differ are refused: their model would fail
+// the ONNX checker (a Concat of dims that inference proves unequal) or its
+// run. Non-square matrices known only at run time fail there, as NumPy raises.
+void require_square(Value* a) {
+  if (!a->shape || a->shape->size() < 2) return;
+  const Dim& rows = (*a->shape)[a->shape->size() - 2];
+  const Dim& cols = a->shape->back();
+  if (rows.is_known() && cols.is_known() && rows.size != cols.size) {
+    throw BuildError("linalg recipe: takes square matrices, got " + std::to_string(rows.size) + " x " +
+                     std::to_string(cols.size));
+  }
+}
+
 }  // namespace
 
 Square square_stack(const Ops& o, Value* a, Value* batch, bool broadcast) {
+  require_square(a);
   Square s;
   s.a = flatten_batch(o, a, 2, batch, broadcast);
   s.n = o.dim(a, -1);
@@ -301,6 +316,7 @@ struct System {
 };
 
 System system_of(const Ops& o, Value* a, Value* b, const Attributes& attrs) {
+  require_square(a);
   System s;
   s.b_rank = b_core_rank(attrs);
   s.batch = broadcast_batch_shapes(o, {batch_shape(o, a, 2), batch_shape(o, b, s.b_rank)});
