@@ -700,41 +700,38 @@ def test_malformed_einsum_and_split_are_refused():
     assert [part.shape for part in g.op("Split", v, axis=0, split=[1, 0, 0], outputs=3)] == [(1,), (0,), (0,)]
 
 
+def _run_failure(op_type, status, code="1 : FAIL"):
+    """ONNX Runtime's message for a node of ``op_type`` that failed with ``status``."""
+    return (f"[ONNXRuntimeError] : {code} : Non-zero status code returned while running {op_type} node. "
+            f"Name:'{op_type}_0' Status Message: {status}")
+
+
 def test_a_run_failure_is_a_failure_unless_known():
     # Run failures used to be swallowed whatever they were (and 1.21 ran no
     # model at all); now only the named ones of KNOWN_RUN_FAILURES pass.
-    reshape = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Reshape node. "
-               "Name:'Reshape_0' Status Message: The input tensor cannot be reshaped to the requested shape.")
-    assert known_run_failure(reshape) is None
+    assert known_run_failure(_run_failure("Reshape", "The input tensor cannot be reshaped to the requested shape.")) is None
     assert known_run_failure("ONNX Runtime crashed somewhere") is None
-    split = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Split node. Name:'Split_0' "
-             "Status Message: Invalid num_outputs value of 1. Size of dimension being split is 0")
+    split = _run_failure("Split", "Invalid num_outputs value of 1. Size of dimension being split is 0")
     assert "1.21" in known_run_failure(split)
-    negative = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Split node. "
-                "Name:'Split_0' Status Message: Invalid num_outputs value of 3. Split sizes would produce a negative "
-                "final split.")
+    negative = _run_failure("Split", "Invalid num_outputs value of 3. Split sizes would produce a negative final split.")
     assert "no split exists" in known_run_failure(negative)
     # Found by this fuzzer: FUZZ_SEED=1094003221 (sizes read from data at
     # opset 13), 1094003305 (a hostile `split` of an axis of unknown size),
     # 1094003230 (Squeeze(axes=0) of an axis of unknown size 0).
-    sizes = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Split node. Name:'Split_0' "
-             "Status Message: Cannot split using values in 'split' attribute. Axis=0 Input shape={1} NumOutputs=1 "
-             "Num entries in 'split' (must equal number of outputs) was 1 Sum of sizes in 'split' (must equal size of "
-             "selected axis) was 0")
+    sizes = _run_failure("Split", "Cannot split using values in 'split' attribute. Axis=0 Input shape={1} NumOutputs=1 "
+                                  "Num entries in 'split' (must equal number of outputs) was 1 Sum of sizes in 'split' "
+                                  "(must equal size of selected axis) was 0")
     assert "no such split exists" in known_run_failure(sizes)
-    exceeds = ("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status code returned while running Split node. "
-               "Name:'Split_0' Status Message: Invalid value in 'split'. Split size 1 exceeds the remaining size of the "
-               "selected axis, 0.")
+    exceeds = _run_failure("Split", "Invalid value in 'split'. Split size 1 exceeds the remaining size of the selected "
+                                    "axis, 0.", code="2 : INVALID_ARGUMENT")
     assert "no such split exists" in known_run_failure(exceeds)
-    squeeze = ("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Squeeze node. "
-               "Name:'Squeeze_0' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/tensor/squeeze.h:53 "
-               "static onnxruntime::TensorShapeVector onnxruntime::SqueezeBase::ComputeOutputShape(const "
-               "onnxruntime::TensorShape&, const onnxruntime::TensorShapeVector&) input_shape[i] == 1 was false. "
-               "Dimension of input 0 must be 1 instead of 0. shape={0}")
+    squeeze = _run_failure("Squeeze", "/onnxruntime_src/onnxruntime/core/providers/cpu/tensor/squeeze.h:53 static "
+                                      "onnxruntime::TensorShapeVector onnxruntime::SqueezeBase::ComputeOutputShape(const "
+                                      "onnxruntime::TensorShape&, const onnxruntime::TensorShapeVector&) input_shape[i] "
+                                      "== 1 was false. Dimension of input 0 must be 1 instead of 0. shape={0}")
     assert "not 1 at run time" in known_run_failure(squeeze)
-    scatter = ("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running ScatterND "
-               "node. Name:'ScatterND_0' Status Message: CPU execution provider: bool data type is not supported with "
-               "ScatterND opset 18 when reduction is 'max'.")
+    scatter = _run_failure("ScatterND", "CPU execution provider: bool data type is not supported with ScatterND opset "
+                                        "18 when reduction is 'max'.", code="6 : RUNTIME_EXCEPTION")
     assert known_run_failure(scatter) is None  # the builder casts around it
 
 
