@@ -291,10 +291,13 @@ def failure_problem(error, expected_error, what) -> str | None:
     if isinstance(error, expected) and expected is not RuntimeError:  # every failed run of mode ONNX is a RuntimeError
         return None
     message = str(error)
-    node = _FAILED_NODE.search(message)
-    if node is None:
+    # The node that failed is the innermost one ONNX Runtime names: a failure
+    # inside an If branch or a Loop body is reported by the If or Loop first
+    # (a data check under an IfElse, FUZZ_SEED=2396030941).
+    nodes = _FAILED_NODE.findall(message)
+    if not nodes:
         return f"failed without ONNX Runtime naming a node ({described}) {wanted}"
-    op_type, name = node.groups()
+    op_type, name = nodes[-1]
     check = _CHECK_NODE.match(name)
     if check is not None:
         if check.group(1) == expected.__name__:
