@@ -26,9 +26,8 @@ from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 from pytensor.graph.traversal import ancestors
 from pytensor.raise_op import CheckAndRaise
 from pytensor.scan.op import Scan
-from pytensor.tensor.basic import get_scalar_constant_value
+from pytensor.tensor.basic import as_tensor_variable, cast, constant as tensor_constant, get_scalar_constant_value, second
 from pytensor.tensor.exceptions import NotScalarConstantError
-from pytensor.tensor.basic import as_tensor_variable, cast, constant as tensor_constant, second
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.basic import MakeVector
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
@@ -810,6 +809,8 @@ def local_onnx_scan_as_map_and_sums(fgraph, node):
                 return None
         elif not isinstance(inner_node.op, Elemwise):
             return None
+        if getattr(inner_node.op, "destroy_map", None):
+            return None  # (rebuilt outside, an inplace op would overwrite a sequence)
         if any(getattr(v.type, "ndim", 0) != 0 for v in inner_node.outputs):
             return None
     # The per-step graph on the whole sequences (node by node: PyTensor 3's

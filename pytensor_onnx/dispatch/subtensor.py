@@ -377,12 +377,7 @@ def write_selection(g, x, y, select, *, set_values, accumulate):
         # takes an Add of an empty constant for the other operand.)
         return x
     target = int64_const(g, list(selected.shape)) if static else g.op("Shape", selected)
-    updates = g.op("Reshape", g.op("Expand", y, target), int64_const(g, [-1]))
-    if set_values:
-        return g.op("ScatterND", x, coordinates, updates)
-    if not accumulate:
-        return g.op("ScatterND", x, coordinates, _add(g, g.op("GatherND", x, coordinates), updates))
-    return scatter_add(g, x, coordinates, updates, positions)
+    return _scatter(g, x, y, target, coordinates, positions, set_values=set_values, accumulate=accumulate)
 
 
 def write_positions(g, x, y, positions, shape, *, set_values, accumulate):
@@ -392,13 +387,20 @@ def write_positions(g, x, y, positions, shape, *, set_values, accumulate):
         return x
     flat = positions.reshape(-1)
     coordinates = g.const(np.stack(np.unravel_index(flat, shape), axis=-1).astype(np.int64))
-    updates = g.op("Reshape", g.op("Expand", g.cast(y, x.dtype), int64_const(g, list(positions.shape))),
-                   int64_const(g, [-1]))
+    target = int64_const(g, list(positions.shape))
+    return _scatter(g, x, g.cast(y, x.dtype), target, coordinates, g.const(flat),
+                    set_values=set_values, accumulate=accumulate)
+
+
+def _scatter(g, x, y, target, coordinates, keys, *, set_values, accumulate):
+    """x with y, broadcast to the selection's shape ``target``, set or added
+    at ``coordinates`` (ScatterND indices; ``keys``: their flat positions)."""
+    updates = g.op("Reshape", g.op("Expand", y, target), int64_const(g, [-1]))
     if set_values:
         return g.op("ScatterND", x, coordinates, updates)
     if not accumulate:
         return g.op("ScatterND", x, coordinates, _add(g, g.op("GatherND", x, coordinates), updates))
-    return scatter_add(g, x, coordinates, updates, g.const(flat))
+    return scatter_add(g, x, coordinates, updates, keys)
 
 
 def scatter_add(g, x, coordinates, updates, keys):
