@@ -23,7 +23,7 @@ from pytensor.scalar.loop import ScalarLoop
 from pytensor.tensor.basic import get_underlying_scalar_constant_value
 from pytensor.tensor.exceptions import NotScalarConstantError
 
-from pytensor_onnx import kernels
+from pytensor_onnx import compiled_loops, kernels
 from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
 from pytensor_onnx.dispatch.kernel import ScalarProgram, Unsupported, inline_scalar_graph
 from pytensor_onnx.dispatch.raise_op import check_node_name
@@ -95,16 +95,17 @@ def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
     steps = g.cast(n_steps, "int64")
     values = [_checked_steps(op, node, g, steps, steps)] + [g.cast(v, d) for v, d in zip(inputs, body_dtypes)]
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
+    attributes = dict(
+        input_dtypes=" ".join(body_dtypes), program=program.text(), num_state=n_update, next_state=next_state, until=until
+    )
+    # (Before the session builds the kernel, which looks the compiled body up.)
+    compiled_loops.compile_loop(**attributes)
     outs = g.op(
         f"ScalarLoop_{dtype}",
         *values,
         domain=kernels.DOMAIN,
         outputs=n_update + (1 if op.is_while else 0),
-        input_dtypes=" ".join(body_dtypes),
-        program=program.text(),
-        num_state=n_update,
-        next_state=next_state,
-        until=until,
+        **attributes,
     )
     outs = list(outs) if isinstance(outs, list | tuple) else [outs]
     if op.is_while:

@@ -166,10 +166,13 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
 
 ScalarLoopKernel::ScalarLoopKernel(const OrtApi&, const OrtKernelInfo* info) {
   Ort::ConstKernelInfo kernel_info(info);
-  loop_ = parse_loop(kernel_info.GetAttribute<std::string>("input_dtypes"),
-                     kernel_info.GetAttribute<std::string>("program"),
-                     static_cast<size_t>(kernel_info.GetAttribute<int64_t>("num_state")),
-                     kernel_info.GetAttributes<int64_t>("next_state"), kernel_info.GetAttribute<int64_t>("until"));
+  const auto input_dtypes = kernel_info.GetAttribute<std::string>("input_dtypes");
+  const auto program = kernel_info.GetAttribute<std::string>("program");
+  const auto num_state = static_cast<size_t>(kernel_info.GetAttribute<int64_t>("num_state"));
+  const auto next_state = kernel_info.GetAttributes<int64_t>("next_state");
+  const auto until = kernel_info.GetAttribute<int64_t>("until");
+  loop_ = parse_loop(input_dtypes, program, num_state, next_state, until);
+  loop_.compiled = compiled_loop(loop_key(input_dtypes, program, num_state, next_state, until));
   rank_ = optional_int(kernel_info, "rank", -1);
   // Input 0 is the step count.
   const Program& body = loop_.body;

@@ -12,6 +12,7 @@
 #include "dtype.h"
 #include "elemwise.h"
 #include "lapack.h"
+#include "loop_ir.h"
 #include "linalg_kernel.h"
 #include "matmul_kernel.h"
 #include "ops.h"
@@ -170,6 +171,36 @@ __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_missing
 
 // The BLAS kernels, space-separated (the one matrix product, "MatMul").
 __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_blas() { return "MatMul"; }
+
+// A ScalarLoop node's body as LLVM IR (loop_ir.h), for pytensor_onnx to
+// compile: the node's attributes in, the text out ("" for a body the IR
+// writer does not cover, or one that does not parse: the node's kernel then
+// interprets it, or reports the error).
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_loop_ir(
+    const char* input_dtypes, const char* program, int64_t num_state, const int64_t* next_state, int64_t n_next,
+    int64_t until, const char* function_name) {
+  using namespace pytensor_onnx::kernels;
+  static thread_local std::string text;
+  try {
+    const LoopProgram loop = parse_loop(input_dtypes, program, static_cast<size_t>(num_state),
+                                        std::vector<int64_t>(next_state, next_state + n_next), until);
+    text = loop_llvm_ir(loop, function_name);
+  } catch (const std::exception&) {
+    text.clear();
+  }
+  return text.c_str();
+}
+
+// The compiled body of a ScalarLoop node (of these attributes): kernels
+// built from then on run it instead of interpreting the body.
+__attribute__((visibility("default"))) void pytensor_onnx_kernels_set_compiled_loop(
+    const char* input_dtypes, const char* program, int64_t num_state, const int64_t* next_state, int64_t n_next,
+    int64_t until, void* fn) {
+  using namespace pytensor_onnx::kernels;
+  set_compiled_loop(loop_key(input_dtypes, program, static_cast<size_t>(num_state),
+                             std::vector<int64_t>(next_state, next_state + n_next), until),
+                    reinterpret_cast<CompiledLoop>(fn));
+}
 
 __attribute__((visibility("default"))) int pytensor_onnx_kernels_api_version() {
   return PYTENSOR_ONNX_KERNELS_API_VERSION;

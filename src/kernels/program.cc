@@ -153,6 +153,7 @@ Program parse_program(const std::string& input_dtypes, const std::string& text, 
         arg_dtypes.push_back(p.registers[ins.args.back()]);
       }
       ins.loop = select_loop(w[0], arg_dtypes, dtype);
+      ins.op = w[0];
       ins.cost = op_cost(w[0]);
       p.cost += ins.cost;
       ins.result = static_cast<int>(p.registers.size());

@@ -18,6 +18,7 @@
 namespace pytensor_onnx::kernels {
 
 struct Instruction {
+  std::string op;  // its name in the program text ("Add", "Cast", ...)
   LoopFn loop;
   std::vector<int> args;  // registers read
   int result;             // register written

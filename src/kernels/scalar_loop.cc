@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace pytensor_onnx::kernels {
@@ -47,32 +49,50 @@ constexpr size_t kLanes = 64;
 
 // Registers of up to kLanes elements each, element j of register r at
 // `r * kLanes * 8 + j * itemsize(r)` (a float32 register packs its elements,
-// as the instructions' loops read them).
+// as the instructions' loops read them). Kept per thread and reused from run
+// to run: a PyMC-sized loop node is a few microseconds of work.
 class LaneRegisters {
  public:
-  explicit LaneRegisters(const Program& body) : body_(body) {
+  void reset(const LoopProgram& loop) {
+    const Program& body = loop.body;
     words_.assign(body.registers.size() * kLanes, 0);
+    itemsize_.resize(body.registers.size());
+    for (size_t r = 0; r < body.registers.size(); ++r) itemsize_[r] = dtype_size(body.registers[r]);
+    home_ = &loop.home;
   }
-  char* data(size_t r) { return reinterpret_cast<char*>(words_.data() + r * kLanes); }
-  size_t itemsize(size_t r) const { return dtype_size(body_.registers[r]); }
+  // A next state written in its state's place (LoopProgram::home) shares its storage.
+  char* data(size_t r) { return reinterpret_cast<char*>(words_.data() + static_cast<size_t>((*home_)[r]) * kLanes); }
+  size_t itemsize(size_t r) const { return itemsize_[r]; }
   // Element `to` of register r becomes element `from`'s.
   void move(size_t r, size_t from, size_t to) {
-    const size_t item = itemsize(r);
+    const size_t item = itemsize_[r];
     std::memcpy(data(r) + to * item, data(r) + from * item, item);
   }
 
  private:
-  const Program& body_;
   std::vector<uint64_t> words_;
+  std::vector<size_t> itemsize_;
+  const std::vector<int>* home_ = nullptr;
 };
+
+// Copies `count` elements of `item` bytes (one state's active lanes).
+void copy_lanes(char* dst, const char* src, size_t count, size_t item) {
+  if (item == 8) {
+    for (size_t k = 0; k < count; ++k) std::memcpy(dst + 8 * k, src + 8 * k, 8);
+  } else {
+    std::memcpy(dst, src, count * item);
+  }
+}
 
 void run_elements(const LoopCall& call, size_t first, size_t last) {
   const LoopProgram& loop = *call.loop;
   const Program& body = loop.body;
   const size_t n_in = call.data.size();
-  const size_t n_body_in = body.num_inputs();
   const size_t rank = call.shape.size();
-  LaneRegisters regs(body);
+  // (Thread-locals bound once: each use of one costs a lookup in a shared library.)
+  thread_local LaneRegisters regs_of_thread;
+  LaneRegisters& regs = regs_of_thread;
+  regs.reset(loop);
   // Constants fill every lane: the next state or the flag may be one.
   for (size_t r = 0; r < body.registers.size(); ++r) {
     if (!body.is_constant[r]) continue;
@@ -80,18 +100,30 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
       std::memcpy(regs.data(r) + lane * regs.itemsize(r), &body.constant_bits[r], regs.itemsize(r));
     }
   }
-  std::vector<uint64_t> next(loop.num_state * kLanes, 0);
+  thread_local std::vector<uint64_t> next_of_thread;
+  std::vector<uint64_t>& next = next_of_thread;
+  next.assign(loop.num_state * kLanes, 0);
   // Per lane: the element it computes and its step count; lanes [0, active)
   // still loop, in no particular order.
   size_t element[kLanes];
   int64_t steps[kLanes];
-  std::vector<std::vector<Operand>> args(body.code.size());
+  // Each instruction's operands, at args[arg_start[k]...].
+  thread_local std::vector<Operand> args_of_thread;
+  thread_local std::vector<size_t> arg_start_of_thread;
+  std::vector<Operand>& args = args_of_thread;
+  std::vector<size_t>& arg_start = arg_start_of_thread;
+  args.clear();
+  arg_start.assign(body.code.size(), 0);
   for (size_t k = 0; k < body.code.size(); ++k) {
-    const Instruction& ins = body.code[k];
-    for (int a : ins.args) {
-      args[k].push_back(body.is_constant[a] ? Operand{&body.constant_bits[a], true} : Operand{regs.data(a), false});
+    arg_start[k] = args.size();
+    for (int a : body.code[k].args) {
+      args.push_back(body.is_constant[a] ? Operand{&body.constant_bits[a], true} : Operand{regs.data(a), false});
     }
   }
+  auto run = [&](size_t k, size_t n) {
+    const Instruction& ins = body.code[k];
+    ins.loop(args.data() + arg_start[k], regs.data(ins.result), n);
+  };
   // Writes the outputs of the lane at `lane` (its element's final state and flag).
   auto finish = [&](size_t lane, bool until) {
     const size_t e = element[lane];
@@ -113,7 +145,7 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
   auto retire = [&](size_t lane) {
     --active;
     if (lane == active) return;
-    for (size_t r = 0; r < n_body_in; ++r) regs.move(r, active, lane);
+    for (int r : loop.lane_registers) regs.move(static_cast<size_t>(r), active, lane);
     element[lane] = element[active];
     steps[lane] = steps[active];
   };
@@ -144,6 +176,7 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
         index[d] = 0;
       }
     }
+    for (size_t k : loop.invariant_code) run(k, n);
     for (size_t lane = active; lane-- > 0;) {
       if (steps[lane] <= 0) {
         finish(lane, false);
@@ -151,16 +184,20 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
       }
     }
     for (int64_t k = 1; active > 0; ++k) {
-      for (size_t c = 0; c < body.code.size(); ++c) {
-        const Instruction& ins = body.code[c];
-        ins.loop(args[c].data(), regs.data(ins.result), active);
-      }
-      // Read the whole next state before writing any of it (a body may swap states).
-      for (size_t s = 0; s < loop.num_state; ++s) {
-        std::memcpy(next.data() + s * kLanes, regs.data(loop.next_state[s]), active * regs.itemsize(s));
-      }
-      for (size_t s = 0; s < loop.num_state; ++s) {
-        std::memcpy(regs.data(s), next.data() + s * kLanes, active * regs.itemsize(s));
+      for (size_t c : loop.step_code) run(c, active);
+      if (loop.swaps_state) {
+        // Read the whole next state before writing any of it.
+        for (size_t s = 0; s < loop.num_state; ++s) {
+          copy_lanes(reinterpret_cast<char*>(next.data() + s * kLanes), regs.data(loop.next_state[s]), active,
+                     regs.itemsize(s));
+        }
+        for (size_t s = 0; s < loop.num_state; ++s) {
+          copy_lanes(regs.data(s), reinterpret_cast<const char*>(next.data() + s * kLanes), active, regs.itemsize(s));
+        }
+      } else {
+        for (size_t s : loop.copied_state) {
+          copy_lanes(regs.data(s), regs.data(static_cast<size_t>(loop.next_state[s])), active, regs.itemsize(s));
+        }
       }
       const bool* flags = loop.until >= 0 ? reinterpret_cast<const bool*>(regs.data(loop.until)) : nullptr;
       // (From the last lane down: a retired lane takes the last one's place.)
@@ -173,6 +210,133 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
       }
     }
   }
+}
+
+// The elements [first, last) through the compiled body, one at a time.
+void run_compiled(const LoopCall& call, size_t first, size_t last) {
+  const LoopProgram& loop = *call.loop;
+  const Program& body = loop.body;
+  const size_t n_in = call.data.size();
+  const size_t rank = call.shape.size();
+  const size_t width = dtype_size(body.registers[0]);
+  uint64_t state[kMaxCompiledInputs];  // (loop_llvm_ir compiles no loop with more)
+  const void* constants[kMaxCompiledInputs];
+  std::vector<int64_t> index(rank, 0);
+  std::vector<int64_t> offset(n_in, 0);
+  size_t rest = first;
+  for (size_t d = rank; d-- > 0;) {
+    index[d] = static_cast<int64_t>(rest % static_cast<size_t>(call.shape[d]));
+    rest /= static_cast<size_t>(call.shape[d]);
+    for (size_t i = 0; i < n_in; ++i) offset[i] += index[d] * call.strides[i][d];
+  }
+  for (size_t e = first; e < last; ++e) {
+    const int64_t steps = read_steps(call.data[0] + offset[0] * 8);
+    for (size_t s = 0; s < loop.num_state; ++s) {
+      std::memcpy(reinterpret_cast<char*>(state) + s * width, call.data[1 + s] + offset[1 + s] * static_cast<int64_t>(width),
+                  width);
+    }
+    for (size_t i = 1 + loop.num_state; i < n_in; ++i) {
+      constants[i - 1 - loop.num_state] = call.data[i] + offset[i] * static_cast<int64_t>(call.itemsize[i]);
+    }
+    const bool until = loop.compiled(steps, state, constants) != 0;
+    for (size_t s = 0; s < loop.num_state; ++s) {
+      std::memcpy(call.outputs[s] + e * width, reinterpret_cast<const char*>(state) + s * width, width);
+    }
+    if (loop.until >= 0) {
+      visit_dtype(body.registers[0], [&](auto tag) {
+        using T = decltype(tag);
+        const T value = static_cast<T>(until ? 1 : 0);
+        std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
+      });
+    }
+    for (size_t d = rank; d-- > 0;) {
+      for (size_t i = 0; i < n_in; ++i) offset[i] += call.strides[i][d];
+      if (++index[d] < call.shape[d]) break;
+      for (size_t i = 0; i < n_in; ++i) offset[i] -= call.strides[i][d] * call.shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+std::mutex& registry_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<std::string, CompiledLoop>& registry() {
+  static std::map<std::string, CompiledLoop> compiled;
+  return compiled;
+}
+
+// Where the step's last read of a state comes before the instruction that
+// computes its next value, that instruction writes the next value in the
+// state's own place (`home`), and the step copies nothing for it. (An
+// instruction writes element i after reading its operands' element i, so it
+// may read the state it replaces.) The others are copied after the step.
+void place_next_states(LoopProgram& loop) {
+  const Program& body = loop.body;
+  loop.home.resize(body.registers.size());
+  for (size_t r = 0; r < body.registers.size(); ++r) loop.home[r] = static_cast<int>(r);
+  std::vector<int> position(body.registers.size(), -1);  // step_code index of the instruction writing r
+  for (size_t i = 0; i < loop.step_code.size(); ++i) position[body.code[loop.step_code[i]].result] = static_cast<int>(i);
+  std::vector<int> last_read(body.registers.size(), -1);
+  for (size_t i = 0; i < loop.step_code.size(); ++i) {
+    for (int a : body.code[loop.step_code[i]].args) last_read[a] = static_cast<int>(i);
+  }
+  std::vector<int> claims(body.registers.size(), 0);
+  for (int t : loop.next_state) ++claims[t];
+  for (size_t s = 0; s < loop.num_state; ++s) {
+    const int t = loop.next_state[s];
+    const bool in_place = !loop.swaps_state && position[t] >= 0 && claims[t] == 1 && last_read[s] <= position[t] &&
+                          t != loop.until;
+    if (in_place) {
+      loop.home[t] = static_cast<int>(s);
+    } else if (static_cast<size_t>(t) != s) {
+      loop.copied_state.push_back(s);
+    }
+  }
+}
+
+// Sorts the body's instructions into those folded into constants, those
+// run once per element and those run every step (LoopProgram's fields).
+void plan_loop(LoopProgram& loop) {
+  Program& body = loop.body;
+  std::vector<bool> invariant(body.registers.size(), false);
+  for (size_t r = loop.num_state; r < body.num_inputs(); ++r) invariant[r] = true;
+  for (size_t r = 0; r < body.registers.size(); ++r) {
+    if (body.is_constant[r]) invariant[r] = true;
+  }
+  for (size_t k = 0; k < body.code.size(); ++k) {
+    const Instruction& ins = body.code[k];
+    bool constant = true, steady = true;
+    Operand args[kMaxArity];
+    for (size_t a = 0; a < ins.args.size(); ++a) {
+      constant = constant && body.is_constant[ins.args[a]];
+      steady = steady && invariant[ins.args[a]];
+      args[a] = {&body.constant_bits[ins.args[a]], true};
+    }
+    if (constant) {
+      // (An op's result fits its register's 8 bytes, zero-filled.)
+      body.constant_bits[ins.result] = 0;
+      ins.loop(args, &body.constant_bits[ins.result], 1);
+      body.is_constant[ins.result] = true;
+      invariant[ins.result] = true;
+    } else if (steady) {
+      loop.invariant_code.push_back(k);
+      invariant[ins.result] = true;
+      loop.lane_registers.push_back(ins.result);
+    } else {
+      loop.step_code.push_back(k);
+    }
+  }
+  std::vector<int> carried;
+  for (size_t r = 0; r < body.num_inputs(); ++r) carried.push_back(static_cast<int>(r));
+  loop.lane_registers.insert(loop.lane_registers.begin(), carried.begin(), carried.end());
+  for (size_t s = 0; s < loop.num_state; ++s) {
+    const auto from = static_cast<size_t>(loop.next_state[s]);
+    loop.swaps_state = loop.swaps_state || (from < loop.num_state && from != s);
+  }
+  place_next_states(loop);
 }
 
 }  // namespace
@@ -200,6 +364,7 @@ LoopProgram parse_loop(const std::string& body_input_dtypes, const std::string& 
     if (loop.body.registers[until] != DType::Bool) throw std::invalid_argument("the until flag must be a bool");
     loop.until = static_cast<int>(until);
   }
+  plan_loop(loop);
   return loop;
 }
 
@@ -237,7 +402,29 @@ void evaluate_loop(const LoopProgram& loop, const std::vector<ArrayArg>& inputs,
       }
     }
   }
-  run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_elements(call, first, last); });
+  if (loop.compiled != nullptr) {
+    run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_compiled(call, first, last); });
+  } else {
+    run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_elements(call, first, last); });
+  }
+}
+
+std::string loop_key(const std::string& body_input_dtypes, const std::string& body_text, size_t num_state,
+                     const std::vector<int64_t>& next_state, int64_t until) {
+  std::string key = body_input_dtypes + "\n" + body_text + "\n" + std::to_string(num_state) + "\n";
+  for (int64_t r : next_state) key += std::to_string(r) + " ";
+  return key + "\n" + std::to_string(until);
+}
+
+void set_compiled_loop(const std::string& key, CompiledLoop fn) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[key] = fn;
+}
+
+CompiledLoop compiled_loop(const std::string& key) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto it = registry().find(key);
+  return it == registry().end() ? nullptr : it->second;
 }
 
 }  // namespace pytensor_onnx::kernels

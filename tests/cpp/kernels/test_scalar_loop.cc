@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "loop_ir.h"
 #include "scalar_loop.h"
 
 namespace pytensor_onnx::kernels {
@@ -114,6 +115,71 @@ TEST(KernelScalarLoop, AConstantCanBeTheNextState) {
   std::vector<double> x{7.0, 7.0, 7.0}, out(3);
   evaluate_loop(loop, {{steps.data(), {3}}, {x.data(), {3}}}, {3}, {out.data()});
   EXPECT_EQ(out, (std::vector<double>{7.0, 2.5, 2.5}));
+}
+
+TEST(KernelScalarLoop, AStateReadAfterItsNextValueIsComputedKeepsItsOldValueForTheStep) {
+  // state (a, b): a' = a + 1 comes first in the body, then b' = b + a reads
+  // the old a. (A next state is written in its state's place only where the
+  // step no longer reads that state.)
+  LoopProgram loop = parse_loop("float64 float64", "Const float64 1;Add float64 0 2;Add float64 1 0", 2, {3, 4}, -1);
+  EXPECT_EQ(loop.copied_state, (std::vector<size_t>{0}));  // a is copied; b' is written in b's place
+  std::vector<int64_t> steps{4};
+  std::vector<double> a{0.0}, b{0.0}, out_a(1), out_b(1);
+  evaluate_loop(loop, {{steps.data(), {}}, {a.data(), {}}, {b.data(), {}}}, {}, {out_a.data(), out_b.data()});
+  EXPECT_EQ(out_a[0], 4.0);
+  EXPECT_EQ(out_b[0], 0.0 + 1.0 + 2.0 + 3.0);
+}
+
+TEST(KernelScalarLoop, ConstantAndPerElementWorkRunsOnceAndGivesTheStepwiseResult) {
+  // state s, constant input x: s <- s * (x + cast(2)) - cast(2) / 4. `Cast` of
+  // a literal folds into a constant; `x + 2` runs once per element; the rest
+  // every step.
+  LoopProgram loop = parse_loop(
+      "float64 float64",
+      "Const int8 2;Cast float64 2;Add float64 1 3;Mul float64 0 4;Const float64 4;TrueDiv float64 3 6;Sub float64 5 7",
+      1, {8}, -1);
+  EXPECT_EQ(loop.invariant_code.size(), 1u);  // x + 2
+  EXPECT_EQ(loop.step_code.size(), 2u);       // the Mul and the Sub; Cast and TrueDiv are constants
+  const size_t n = 150;                       // lanes of three groups, some leaving early
+  std::vector<int64_t> steps(n);
+  std::vector<double> s0(n), x(n), out(n);
+  for (size_t i = 0; i < n; ++i) {
+    steps[i] = static_cast<int64_t>(i % 7);
+    s0[i] = 0.1 * static_cast<double>(i);
+    x[i] = -1.0 + 0.01 * static_cast<double>(i);
+  }
+  evaluate_loop(loop, {{steps.data(), {150}}, {s0.data(), {150}}, {x.data(), {150}}}, {150}, {out.data()});
+  for (size_t i = 0; i < n; ++i) {
+    double want = s0[i];
+    for (int64_t k = 0; k < steps[i]; ++k) want = want * (x[i] + 2.0) - 2.0 / 4.0;
+    EXPECT_EQ(out[i], want) << i;
+  }
+}
+
+TEST(KernelScalarLoopIR, WritesOneFunctionWithTheStateInPhisAndLibmCalls) {
+  const std::string ir = loop_llvm_ir(
+      parse_loop("float64 float64", "Exp float64 1;Add float64 0 2;Const float64 10;GT bool 3 4", 1, {3}, 5), "body");
+  EXPECT_NE(ir.find("define i8 @body(i64 %n, ptr %state, ptr %inputs)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("declare double @exp(double)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("%r0 = phi double"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("0x4024000000000000"), std::string::npos) << ir;  // 10.0, as LLVM writes doubles
+  // exp(x) reads only the constant input: computed once, before the loop.
+  EXPECT_LT(ir.find("call double @exp"), ir.find("step:")) << ir;
+}
+
+TEST(KernelScalarLoopIR, LeavesABodyWithAnOpItDoesNotWriteOutToTheInterpreter) {
+  // Floor division and a float-to-int cast (NumPy's out-of-range rules) stay interpreted.
+  EXPECT_EQ(loop_llvm_ir(parse_loop("float64 float64", "IntDiv float64 0 1", 1, {2}, -1), "body"), "");
+  EXPECT_EQ(loop_llvm_ir(parse_loop("int64 float64", "Cast int64 1;Add int64 0 2", 1, {3}, -1), "body"), "");
+}
+
+TEST(KernelScalarLoop, CompiledBodiesAreFoundByTheirNodesAttributes) {
+  const std::string key = loop_key("float64", "Exp float64 0", 1, {1}, -1);
+  EXPECT_EQ(compiled_loop(key), nullptr);
+  CompiledLoop fn = [](int64_t, void*, const void* const*) -> int8_t { return 0; };
+  set_compiled_loop(key, fn);
+  EXPECT_EQ(compiled_loop(key), fn);
+  EXPECT_EQ(compiled_loop(loop_key("float64", "Exp float64 0", 1, {1}, 2)), nullptr);  // another until
 }
 
 TEST(KernelScalarLoop, RejectsABodyThatDoesNotFit) {
