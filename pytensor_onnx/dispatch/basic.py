@@ -174,12 +174,18 @@ def fgraph_to_onnx(
     previous = getattr(_conversion, "kernels", False)
     _conversion.kernels = bool(kernels)
     try:
-        return _fgraph_to_onnx(
+        result = _fgraph_to_onnx(
             fgraph, opset_version, shared_as_initializers, initializer_values, optimize, input_names, output_names,
             inline_functions, check_each_output,
         )
     finally:
         _conversion.kernels = previous
+    if kernels:
+        # The kernel nodes' programs as machine code, before a session builds their kernels.
+        from pytensor_onnx import compiled_kernels
+
+        compiled_kernels.compile_queued()
+    return result
 
 
 _conversion = threading.local()

@@ -19,7 +19,7 @@ import pytensor.scalar.basic as ps
 import pytensor.scalar.math as psm
 from pytensor.graph.basic import Constant
 
-from pytensor_onnx import compat, kernels
+from pytensor_onnx import compat, compiled_kernels, kernels
 
 #: PyTensor's scalar ops the kernels evaluate, by their kernel op name
 #: (``src/kernels/ops.cc``). Exact classes only: a subclass may compute
@@ -327,9 +327,15 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, reduct
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
     results = [None] * len(registers)
     reductions = list(reductions) if reductions is not None else [0] * len(out_dtypes)
+    # Inputs of one element whatever the run (their static shape says so):
+    # the compiled program reads them once.
+    scalar_inputs = [v.shape is not None and all(d == 1 and isinstance(d, int) for d in v.shape) for v in values]
     for dtype in dict.fromkeys(out_dtypes):
         positions = [i for i, d in enumerate(out_dtypes) if d == dtype]
         reduced = [int(reductions[i]) for i in positions]
+        # (Before the session builds the kernel, which looks the compiled program up.)
+        compiled_kernels.compile_block(" ".join(input_dtypes), program.text(), [registers[i] for i in positions],
+                                       scalar_inputs)
         outs = g.op(
             f"Elemwise_{dtype}",
             *values,

@@ -23,7 +23,7 @@ from pytensor.scalar.loop import ScalarLoop
 from pytensor.tensor.basic import get_underlying_scalar_constant_value
 from pytensor.tensor.exceptions import NotScalarConstantError
 
-from pytensor_onnx import compiled_loops, kernels
+from pytensor_onnx import compiled_kernels, kernels
 from pytensor_onnx.dispatch.basic import convert_nodes, kernels_enabled, lookup, onnx_funcify
 from pytensor_onnx.dispatch.kernel import ScalarProgram, Unsupported, inline_scalar_graph
 from pytensor_onnx.dispatch.raise_op import check_node_name
@@ -99,7 +99,7 @@ def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
         input_dtypes=" ".join(body_dtypes), program=program.text(), num_state=n_update, next_state=next_state, until=until
     )
     # (Before the session builds the kernel, which looks the compiled body up.)
-    compiled_loops.compile_loop(**attributes)
+    compiled_kernels.compile_loop(**attributes)
     outs = g.op(
         f"ScalarLoop_{dtype}",
         *values,

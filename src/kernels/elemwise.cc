@@ -139,9 +139,11 @@ ParallelFor pool_of(Ort::KernelContext& ctx) {
 
 ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   Ort::ConstKernelInfo kernel_info(info);
-  program_ = parse_program(kernel_info.GetAttribute<std::string>("input_dtypes"),
-                           kernel_info.GetAttribute<std::string>("program"),
-                           kernel_info.GetAttributes<int64_t>("output_registers"));
+  const auto input_dtypes = kernel_info.GetAttribute<std::string>("input_dtypes");
+  const auto program = kernel_info.GetAttribute<std::string>("program");
+  const auto output_registers = kernel_info.GetAttributes<int64_t>("output_registers");
+  program_ = parse_program(input_dtypes, program, output_registers);
+  program_.compiled = compiled_blocks(block_key(input_dtypes, program, output_registers));
   set_output_reductions(program_, optional_ints(kernel_info, "output_reductions"));
   rank_ = optional_int(kernel_info, "rank", -1);
   strict_axes_ = optional_ints(kernel_info, "strict_axes");

@@ -12,7 +12,7 @@
 #include "dtype.h"
 #include "elemwise.h"
 #include "lapack.h"
-#include "loop_ir.h"
+#include "kernel_ir.h"
 #include "linalg_kernel.h"
 #include "matmul_kernel.h"
 #include "ops.h"
@@ -172,7 +172,7 @@ __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_missing
 // The BLAS kernels, space-separated (the one matrix product, "MatMul").
 __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_blas() { return "MatMul"; }
 
-// A ScalarLoop node's body as LLVM IR (loop_ir.h), for pytensor_onnx to
+// A ScalarLoop node's body as LLVM IR (kernel_ir.h), for pytensor_onnx to
 // compile: the node's attributes in, the text out ("" for a body the IR
 // writer does not cover, or one that does not parse: the node's kernel then
 // interprets it, or reports the error).
@@ -200,6 +200,34 @@ __attribute__((visibility("default"))) void pytensor_onnx_kernels_set_compiled_l
   set_compiled_loop(loop_key(input_dtypes, program, static_cast<size_t>(num_state),
                              std::vector<int64_t>(next_state, next_state + n_next), until),
                     reinterpret_cast<CompiledLoop>(fn));
+}
+
+// An Elemwise node's program as a block function in LLVM IR (kernel_ir.h),
+// written for the inputs flagged in `scalar_inputs` (one byte per input)
+// being one element: "" for a program the IR writer does not cover.
+__attribute__((visibility("default"))) const char* pytensor_onnx_kernels_block_ir(
+    const char* input_dtypes, const char* program, const int64_t* output_registers, int64_t n_out,
+    const uint8_t* scalar_inputs, int64_t n_in, const char* function_name) {
+  using namespace pytensor_onnx::kernels;
+  static thread_local std::string text;
+  try {
+    const Program parsed =
+        parse_program(input_dtypes, program, std::vector<int64_t>(output_registers, output_registers + n_out));
+    text = block_llvm_ir(parsed, std::vector<bool>(scalar_inputs, scalar_inputs + n_in), function_name);
+  } catch (const std::exception&) {
+    text.clear();
+  }
+  return text.c_str();
+}
+
+// The compiled block function of an Elemwise node (of these attributes and
+// scalar inputs): kernels built from then on run it where the inputs fit.
+__attribute__((visibility("default"))) void pytensor_onnx_kernels_add_compiled_block(
+    const char* input_dtypes, const char* program, const int64_t* output_registers, int64_t n_out,
+    const uint8_t* scalar_inputs, int64_t n_in, void* fn) {
+  using namespace pytensor_onnx::kernels;
+  add_compiled_block(block_key(input_dtypes, program, std::vector<int64_t>(output_registers, output_registers + n_out)),
+                     {std::vector<bool>(scalar_inputs, scalar_inputs + n_in), reinterpret_cast<BlockFn>(fn)});
 }
 
 __attribute__((visibility("default"))) int pytensor_onnx_kernels_api_version() {

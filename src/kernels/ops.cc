@@ -147,6 +147,16 @@ struct Hyp2F1 {
   }
 };
 
+// Op F on one float64 element of each operand, as its loops compute it.
+template <class F, int Arity>
+double float64_of(double a, double b, double c, double d) {
+  if constexpr (Arity == 1) return F::template f<double>(a);
+  else if constexpr (Arity == 2) return F::template f<double>(a, b);
+  else if constexpr (Arity == 3) return F::template f<double>(a, b, c);
+  else return F::template f<double>(a, b, c, d);
+}
+using Float64Fn = double (*)(double, double, double, double);
+
 struct Entry {
   const char* name;
   int arity;
@@ -155,6 +165,7 @@ struct Entry {
   LoopFn (*select)(DType operand);
   bool from_scipy = false;  // evaluated by a function SciPy hands over (scipy_special.h)
   int cost = kCheap;        // per element, in adds (see op_cost)
+  Float64Fn float64 = nullptr;  // the op on float64 scalars (Same ops taking float64)
 };
 
 // The loop of F on operand dtype `d` for a Same/Compare op of `Arity`
@@ -181,11 +192,14 @@ LoopFn select_switch(DType d) {
 
 template <class F, int Arity, uint32_t Mask>
 constexpr Entry same(const char* name, int cost = kCheap) {
-  return {name, Arity, Signature::Same, Mask, &select_for<F, Arity, Signature::Same, Mask>, false, cost};
+  Float64Fn scalar = nullptr;
+  if constexpr ((Mask & bit<double>()) != 0) scalar = &float64_of<F, Arity>;
+  return {name, Arity, Signature::Same, Mask, &select_for<F, Arity, Signature::Same, Mask>, false, cost, scalar};
 }
 template <class F, int Arity>
 constexpr Entry from_scipy(const char* name, int cost) {
-  return {name, Arity, Signature::Same, kFloats, &select_for<F, Arity, Signature::Same, kFloats>, true, cost};
+  return {name,  Arity, Signature::Same, kFloats, &select_for<F, Arity, Signature::Same, kFloats>,
+          true,  cost,  &float64_of<F, Arity>};
 }
 template <class F, int Arity, uint32_t Mask>
 constexpr Entry compare(const char* name) {
@@ -333,6 +347,13 @@ LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DTyp
     return e.select(operand);
   }
   throw std::invalid_argument("unknown scalar op '" + name + "'");
+}
+
+const void* float64_function(const std::string& name) {
+  for (const Entry& e : kOps) {
+    if (name == e.name) return reinterpret_cast<const void*>(e.float64);
+  }
+  return nullptr;
 }
 
 int op_cost(const std::string& name) {

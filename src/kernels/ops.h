@@ -34,6 +34,12 @@ enum class Signature {
 // std::invalid_argument naming what does not fit.
 LoopFn select_loop(const std::string& name, const std::vector<DType>& args, DType result);
 
+// Op `name` on float64 scalars, as its float64 loop computes each element:
+// a `double (*)(double, double, double, double)` (operands past the op's
+// arity are ignored), or null for ops not of that form (compiled programs
+// call it, kernel_ir.h).
+const void* float64_function(const std::string& name);
+
 // The rough cost of op `name` per element, in adds (1 for an add or a
 // compare, ~20 for exp, ~500 for an iterative special function).
 int op_cost(const std::string& name);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiled.h"
 #include "dtype.h"
 #include "ops.h"
 
@@ -48,6 +49,10 @@ struct Program {
   // instruction's. A run counts only those it runs per element (evaluate.cc:
   // instructions on scalars alone run once).
   int64_t cost = 0;
+
+  // Block functions of the program compiled by pytensor_onnx (compiled.h),
+  // one per set of scalar inputs it was written for; empty: interpreted.
+  std::vector<CompiledBlock> compiled;
 
   size_t num_inputs() const { return num_inputs_; }
   size_t num_inputs_ = 0;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 
 namespace pytensor_onnx::kernels {
@@ -258,16 +256,6 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
   }
 }
 
-std::mutex& registry_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::map<std::string, CompiledLoop>& registry() {
-  static std::map<std::string, CompiledLoop> compiled;
-  return compiled;
-}
-
 // Where the step's last read of a state comes before the instruction that
 // computes its next value, that instruction writes the next value in the
 // state's own place (`home`), and the step copies nothing for it. (An
@@ -407,24 +395,6 @@ void evaluate_loop(const LoopProgram& loop, const std::vector<ArrayArg>& inputs,
   } else {
     run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_elements(call, first, last); });
   }
-}
-
-std::string loop_key(const std::string& body_input_dtypes, const std::string& body_text, size_t num_state,
-                     const std::vector<int64_t>& next_state, int64_t until) {
-  std::string key = body_input_dtypes + "\n" + body_text + "\n" + std::to_string(num_state) + "\n";
-  for (int64_t r : next_state) key += std::to_string(r) + " ";
-  return key + "\n" + std::to_string(until);
-}
-
-void set_compiled_loop(const std::string& key, CompiledLoop fn) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  registry()[key] = fn;
-}
-
-CompiledLoop compiled_loop(const std::string& key) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  auto it = registry().find(key);
-  return it == registry().end() ? nullptr : it->second;
 }
 
 }  // namespace pytensor_onnx::kernels

@@ -13,16 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "compiled.h"
 #include "evaluate.h"
 #include "program.h"
 
 namespace pytensor_onnx::kernels {
-
-// A body compiled to machine code (loop_ir.h): runs one element's loop,
-// returns its until flag.
-using CompiledLoop = int8_t (*)(int64_t n_steps, void* state, const void* const* inputs);
-// The most states, and the most other inputs, of a compiled loop.
-constexpr size_t kMaxCompiledInputs = 64;
 
 struct LoopProgram {
   Program body;                // registers: state..., constants...
@@ -41,7 +36,7 @@ struct LoopProgram {
   bool swaps_state = false;          // a next state is another state's register (Fibonacci's (b, a + b))
   std::vector<int> home;             // per register: the register whose storage it uses (itself, or its state)
   std::vector<size_t> copied_state;  // states whose next value is copied in after each step
-  // The body as machine code, where pytensor_onnx compiled it; the lockstep
+  // The body as machine code, where pytensor_onnx compiled it (compiled.h); the lockstep
   // interpreter runs it otherwise. Both give the same bits.
   CompiledLoop compiled = nullptr;
 };
@@ -50,14 +45,6 @@ struct LoopProgram {
 // std::invalid_argument naming what does not fit.
 LoopProgram parse_loop(const std::string& body_input_dtypes, const std::string& body_text, size_t num_state,
                        const std::vector<int64_t>& next_state, int64_t until);
-
-// The registry of compiled bodies, keyed by the node's attributes
-// (loop_key): pytensor_onnx compiles a body when it converts the loop, before
-// ONNX Runtime builds the kernel that looks it up. Thread-safe.
-std::string loop_key(const std::string& body_input_dtypes, const std::string& body_text, size_t num_state,
-                     const std::vector<int64_t>& next_state, int64_t until);
-void set_compiled_loop(const std::string& key, CompiledLoop fn);
-CompiledLoop compiled_loop(const std::string& key);
 
 // `inputs` are n_steps (int64), the state and the constants, broadcast to
 // `out_shape`; `outputs` the final state and (with an until flag) the flag.

@@ -17,7 +17,7 @@ from pytensor.scalar import float32, float64, identity, int8, int64
 from pytensor.scalar.loop import ScalarLoop
 from pytensor.tensor.elemwise import Elemwise
 
-from pytensor_onnx import compiled_loops, export_function_onnx
+from pytensor_onnx import compiled_kernels, export_function_onnx
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.testing import compare_onnx_and_py
 
@@ -165,10 +165,10 @@ def test_fast_run_gradient_exports():
     np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-10)  # P ~ 1 at (3, 25): the difference cancels
 
 
-# Compiled loop bodies (pytensor_onnx/compiled_loops.py): mode ONNX compiles a
+# Compiled loop bodies (pytensor_onnx/compiled_kernels.py): mode ONNX compiles a
 # body with llvmlite where the IR writer covers its ops; the compiled loop must
 # give the interpreter's bits. Each case runs here (compiled) and in a
-# process with PYTENSOR_ONNX_COMPILE_LOOPS=0 (interpreted); the results must
+# process with PYTENSOR_ONNX_COMPILE_KERNELS=0 (interpreted); the results must
 # be equal to the last bit, and both match the py linker.
 
 
@@ -221,8 +221,8 @@ def _case_results(name):
 
 
 @pytest.mark.parametrize("name", [case[0] for case in _bit_cases()])
-def test_compiled_loops_give_the_interpreters_bits(name, tmp_path):
-    if not compiled_loops.enabled() or not onnx_mode(kernels=True).linker.kernels:
+def test_compiled_kernels_give_the_interpreters_bits(name, tmp_path):
+    if not compiled_kernels.enabled() or not onnx_mode(kernels=True).linker.kernels:
         pytest.skip("the kernel library or compiled loops are off in this environment")
     pytest.importorskip("llvmlite")
     fn, compiled = _case_results(name)
@@ -230,18 +230,18 @@ def test_compiled_loops_give_the_interpreters_bits(name, tmp_path):
     assert loops
     for node in loops:
         attributes = {a.name: a for a in node.attribute}
-        assert compiled_loops.is_compiled(
+        assert compiled_kernels.is_compiled(
             attributes["input_dtypes"].s.decode(), attributes["program"].s.decode(), attributes["num_state"].i,
             list(attributes["next_state"].ints), attributes["until"].i,
         ), node.name
     script = (
         "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); import test_scalar_loop as t; "
         "fn, results = t._case_results(sys.argv[2]); "
-        "from pytensor_onnx import compiled_loops; assert not compiled_loops._COMPILED; "
+        "from pytensor_onnx import compiled_kernels; assert not compiled_kernels._COMPILED; "
         "np.savez(sys.argv[3], *results)"
     )
     out = tmp_path / "interpreted.npz"
-    env = dict(os.environ, **{compiled_loops.ENV_SWITCH: "0"})
+    env = dict(os.environ, **{compiled_kernels.ENV_SWITCH: "0"})
     subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), name, str(out)], check=True, env=env)
     with np.load(out) as interpreted:
         for i, got in enumerate(compiled):

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "loop_ir.h"
+#include "kernel_ir.h"
 #include "scalar_loop.h"
 
 namespace pytensor_onnx::kernels {
@@ -167,10 +167,26 @@ TEST(KernelScalarLoopIR, WritesOneFunctionWithTheStateInPhisAndLibmCalls) {
   EXPECT_LT(ir.find("call double @exp"), ir.find("step:")) << ir;
 }
 
-TEST(KernelScalarLoopIR, LeavesABodyWithAnOpItDoesNotWriteOutToTheInterpreter) {
-  // Floor division and a float-to-int cast (NumPy's out-of-range rules) stay interpreted.
-  EXPECT_EQ(loop_llvm_ir(parse_loop("float64 float64", "IntDiv float64 0 1", 1, {2}, -1), "body"), "");
-  EXPECT_EQ(loop_llvm_ir(parse_loop("int64 float64", "Cast int64 1;Add int64 0 2", 1, {3}, -1), "body"), "");
+TEST(KernelScalarLoopIR, CallsTheInterpretersLoopForAnOpWithoutAnIRForm) {
+  // Integer floor division (NumPy's rules) has no IR form here: the compiled
+  // loop calls the interpreter's own loop over one element, whose operands
+  // live in stack slots made once, in the entry block.
+  const std::string ir = loop_llvm_ir(parse_loop("int64 int64", "IntDiv int64 0 1", 1, {2}, -1), "body");
+  EXPECT_NE(ir.find("call void inttoptr (i64 "), std::string::npos) << ir;
+  EXPECT_LT(ir.find("alloca"), ir.find("step:")) << ir;
+  EXPECT_GT(ir.find("call void inttoptr"), ir.find("step:")) << ir;
+  // A float64 op is a direct call of its scalar function instead.
+  const std::string direct = loop_llvm_ir(parse_loop("float64 float64", "IntDiv float64 0 1", 1, {2}, -1), "body");
+  EXPECT_NE(direct.find("call double inttoptr (i64 "), std::string::npos) << direct;
+  EXPECT_EQ(direct.find("alloca"), std::string::npos) << direct;
+}
+
+TEST(KernelBlockIR, ReadsScalarInputsOnceAndRefusesAMaskOfAnotherSize) {
+  const Program program = parse_program("float64 float64", "Exp float64 1;Mul float64 0 2", {3});
+  const std::string ir = block_llvm_ir(program, {false, true}, "block");
+  EXPECT_NE(ir.find("define void @block(ptr %inputs, ptr %outputs, i64 %n)"), std::string::npos) << ir;
+  EXPECT_LT(ir.find("call double @exp"), ir.find("element:")) << ir;  // exp of the scalar input: once
+  EXPECT_EQ(block_llvm_ir(program, {false}, "block"), "");
 }
 
 TEST(KernelScalarLoop, CompiledBodiesAreFoundByTheirNodesAttributes) {

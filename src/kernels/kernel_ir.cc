@@ -1,0 +1,426 @@
+#include "kernel_ir.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace pytensor_onnx::kernels {
+namespace {
+
+// Thrown where the body needs something not written out here.
+struct NotCompiled {};
+
+// Float64 ops the interpreter evaluates with one C library function
+// (scalar_ops.h: std::exp(double) is libm's exp, ...): the compiled loop calls
+// the same function, found in the process by the JIT's linker.
+const std::map<std::string, const char*>& libm_functions() {
+  static const std::map<std::string, const char*> table{
+      {"Exp", "exp"},     {"Exp2", "exp2"},    {"Expm1", "expm1"},  {"Log", "log"},       {"Log2", "log2"},
+      {"Log10", "log10"}, {"Log1p", "log1p"},  {"Sin", "sin"},      {"Cos", "cos"},       {"Tan", "tan"},
+      {"ArcSin", "asin"}, {"ArcCos", "acos"},  {"ArcTan", "atan"},  {"Sinh", "sinh"},     {"Cosh", "cosh"},
+      {"Tanh", "tanh"},   {"ArcSinh", "asinh"}, {"ArcCosh", "acosh"}, {"ArcTanh", "atanh"}, {"Erf", "erf"},
+      {"Erfc", "erfc"},   {"Floor", "floor"},  {"Ceil", "ceil"},    {"Trunc", "trunc"},   {"RoundHalfToEven", "nearbyint"},
+      {"RoundHalfAwayFromZero", "round"}};
+  return table;
+}
+
+const char* llvm_type(DType d) {
+  switch (d) {
+    case DType::Bool: return "i1";
+    case DType::Int8: case DType::UInt8: return "i8";
+    case DType::Int16: case DType::UInt16: return "i16";
+    case DType::Int32: case DType::UInt32: return "i32";
+    case DType::Int64: case DType::UInt64: return "i64";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  throw NotCompiled{};
+}
+
+// A register's type in memory (a bool is one byte).
+const char* memory_type(DType d) { return d == DType::Bool ? "i8" : llvm_type(d); }
+
+size_t bit_width(DType d) { return d == DType::Bool ? 1 : dtype_size(d) * 8; }
+
+// A constant register's literal. LLVM writes a float constant as the hex
+// bits of the double of the same value.
+std::string literal(DType d, uint64_t bits) {
+  char text[40];
+  switch (d) {
+    case DType::Bool: return (bits & 0xff) ? "true" : "false";
+    case DType::Float64: {
+      std::snprintf(text, sizeof text, "0x%016" PRIX64, bits);
+      return text;
+    }
+    case DType::Float32: {
+      float f;
+      const auto low = static_cast<uint32_t>(bits);
+      std::memcpy(&f, &low, sizeof f);
+      const double widened = f;
+      uint64_t wide_bits;
+      std::memcpy(&wide_bits, &widened, sizeof wide_bits);
+      std::snprintf(text, sizeof text, "0x%016" PRIX64, wide_bits);
+      return text;
+    }
+    default: {
+      // The integer's bytes, sign-extended from its width (LLVM reads a decimal).
+      const size_t width = bit_width(d);
+      const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+      uint64_t v = bits & mask;
+      if (width < 64 && (v >> (width - 1)) != 0) v |= ~mask;
+      std::snprintf(text, sizeof text, "%" PRId64, static_cast<int64_t>(v));
+      return text;
+    }
+  }
+}
+
+// What the loop and block writers share: a program's instructions in LLVM's
+// IR, register r as %r<r> (constants as literals), the functions they call
+// declared once.
+class ProgramWriter {
+ protected:
+  explicit ProgramWriter(const Program& body) : body_(body) {}
+
+  // The function's text: `entry:` gets the stack slots of the calls.
+  std::string text() const {
+    std::string declarations;
+    for (const std::string& d : declared_) declarations += "declare " + d + "\n";
+    std::string code = out_.str();
+    const size_t entry = code.find("entry:\n");
+    if (entry != std::string::npos) code.insert(entry + 7, allocas_.str());
+    return declarations + "\n" + code;
+  }
+
+  // Register r from element `index` of `pointer`, as %r<r><suffix>.
+  void load(size_t r, const std::string& pointer, const std::string& index, DType d, const char* suffix) {
+    const std::string name = "%r" + std::to_string(r) + suffix;
+    const std::string slot = name + ".at";
+    out_ << "  " << slot << " = getelementptr " << memory_type(d) << ", ptr " << pointer << ", i64 " << index << "\n";
+    if (d == DType::Bool) {
+      out_ << "  " << name << ".byte = load i8, ptr " << slot << "\n  " << name << " = icmp ne i8 " << name
+           << ".byte, 0\n";
+    } else {
+      out_ << "  " << name << " = load " << llvm_type(d) << ", ptr " << slot << "\n";
+    }
+  }
+
+  // `v` (of dtype d) into element `index` of `pointer`; `tag` names the temporaries.
+  void store(const std::string& v, DType d, const std::string& pointer, const std::string& index,
+             const std::string& tag) {
+    const std::string slot = "%" + tag + ".slot";
+    out_ << "  " << slot << " = getelementptr " << memory_type(d) << ", ptr " << pointer << ", i64 " << index << "\n";
+    std::string stored = v;
+    if (d == DType::Bool) {
+      stored = "%" + tag + ".byte";
+      out_ << "  " << stored << " = zext i1 " << v << " to i8\n";
+    }
+    out_ << "  store " << memory_type(d) << " " << stored << ", ptr " << slot << "\n";
+  }
+
+  std::string value(int r) const {
+    if (body_.is_constant[r]) return literal(body_.registers[r], body_.constant_bits[r]);
+    return "%r" + std::to_string(r);
+  }
+
+  // Instruction `ins` as %r<result>: written out where its op has an IR
+  // form here, else a call of the interpreter's own loop over one element
+  // (ops.h: the same scalar code, so the same bits; special functions,
+  // floor division, float-to-int casts...).
+  void instruction(const Instruction& ins) {
+    if (!write_out(ins) && !call_float64(ins)) call_loop(ins);
+  }
+
+  // A float64 op as a direct call of its scalar function (ops.h), where it
+  // has one: cheaper than its loop over one element.
+  bool call_float64(const Instruction& ins) {
+    const Program& p = body_;
+    if (p.registers[ins.result] != DType::Float64 || ins.args.size() > 4) return false;
+    for (int a : ins.args) {
+      if (p.registers[a] != DType::Float64) return false;
+    }
+    const void* fn = float64_function(ins.op);
+    if (fn == nullptr) return false;
+    out_ << "  %r" << ins.result << " = call double inttoptr (i64 " << reinterpret_cast<uintptr_t>(fn)
+         << " to ptr)(";
+    for (size_t a = 0; a < 4; ++a) {
+      out_ << (a ? ", " : "") << "double " << (a < ins.args.size() ? value(ins.args[a]) : "0.0");
+    }
+    out_ << ")\n";
+    return true;
+  }
+
+  void call_loop(const Instruction& ins) {
+    const Program& p = body_;
+    if (ins.loop == nullptr || ins.args.size() > kMaxArity) throw NotCompiled{};
+    const std::string r = "%r" + std::to_string(ins.result);
+    const size_t arity = ins.args.size();
+    const DType rt = p.registers[ins.result];
+    // (Stack slots in the entry block: allocated once, not per element.)
+    allocas_ << "  " << r << ".ops = alloca [" << arity << " x { ptr, i8 }], align 8\n"
+             << "  " << r << ".out = alloca " << memory_type(rt) << ", align 8\n";
+    for (size_t a = 0; a < arity; ++a) {
+      const DType at = p.registers[ins.args[a]];
+      const std::string arg = r + ".a" + std::to_string(a);
+      allocas_ << "  " << arg << " = alloca " << memory_type(at) << ", align 8\n";
+      std::string v = value(ins.args[a]);
+      if (at == DType::Bool) {
+        out_ << "  " << arg << ".byte = zext i1 " << v << " to i8\n";
+        v = arg + ".byte";
+      }
+      out_ << "  store " << memory_type(at) << " " << v << ", ptr " << arg << "\n"
+           << "  " << arg << ".op = getelementptr [" << arity << " x { ptr, i8 }], ptr " << r << ".ops, i64 0, i64 " << a
+           << "\n  store ptr " << arg << ", ptr " << arg << ".op\n  " << arg << ".flag = getelementptr { ptr, i8 }, ptr "
+           << arg << ".op, i32 0, i32 1\n  store i8 1, ptr " << arg << ".flag\n";
+    }
+    out_ << "  call void inttoptr (i64 " << reinterpret_cast<uintptr_t>(ins.loop) << " to ptr)(ptr " << r << ".ops, ptr "
+         << r << ".out, i64 1)\n";
+    if (rt == DType::Bool) {
+      out_ << "  " << r << ".byte = load i8, ptr " << r << ".out\n  " << r << " = icmp ne i8 " << r << ".byte, 0\n";
+    } else {
+      out_ << "  " << r << " = load " << llvm_type(rt) << ", ptr " << r << ".out\n";
+    }
+  }
+
+  bool write_out(const Instruction& ins) {
+    const Program& p = body_;
+    const DType rt = p.registers[ins.result];
+    const std::string res = "  %r" + std::to_string(ins.result) + " = ";
+    const std::string ty = llvm_type(rt);
+    auto arg = [&](size_t i) { return value(ins.args.at(i)); };
+    auto arg_type = [&](size_t i) { return p.registers[ins.args.at(i)]; };
+    const std::string& op = ins.op;
+    const bool flt = is_float(rt);
+    if (op == "Add" || op == "Sub" || op == "Mul") {
+      if (rt == DType::Bool) {
+        if (op == "Sub") return false;
+        out_ << res << (op == "Add" ? "or" : "and") << " i1 " << arg(0) << ", " << arg(1) << "\n";
+        return true;
+      }
+      const char* name = op == "Add" ? (flt ? "fadd" : "add") : op == "Sub" ? (flt ? "fsub" : "sub") : (flt ? "fmul" : "mul");
+      out_ << res << name << " " << ty << " " << arg(0) << ", " << arg(1) << "\n";
+    } else if (op == "TrueDiv" && flt) {
+      out_ << res << "fdiv " << ty << " " << arg(0) << ", " << arg(1) << "\n";
+    } else if (op == "Sqr" && rt != DType::Bool) {
+      out_ << res << (flt ? "fmul " : "mul ") << ty << " " << arg(0) << ", " << arg(0) << "\n";
+    } else if (op == "Neg" && rt != DType::Bool) {
+      // (0 - x, as the interpreter computes it: -(+0) is +0 there, not fneg's -0.)
+      out_ << res << (flt ? "fsub " : "sub ") << ty << " " << (flt ? "0.0" : "0") << ", " << arg(0) << "\n";
+    } else if ((op == "Abs" || op == "Sqrt") && flt) {
+      // (Exact in IEEE arithmetic, as fabs and sqrt are.)
+      const std::string name = std::string("llvm.") + (op == "Abs" ? "fabs" : "sqrt") + (rt == DType::Float64 ? ".f64" : ".f32");
+      declared_.insert(ty + " @" + name + "(" + ty + ")");
+      out_ << res << "call " << ty << " @" << name << "(" << ty << " " << arg(0) << ")\n";
+    } else if (rt == DType::Float64 && libm_functions().count(op) != 0) {
+      const char* name = libm_functions().at(op);
+      declared_.insert(std::string("double @") + name + "(double)");
+      out_ << res << "call double @" << name << "(double " << arg(0) << ")\n";
+    } else if (op == "Reciprocal" && flt) {
+      out_ << res << "fdiv " << ty << " 1.0, " << arg(0) << "\n";
+    } else if ((op == "Maximum" || op == "Minimum") && flt) {
+      // (a >= b || a != a) ? a : b, and its mirror: NaN in either gives NaN.
+      const std::string t = "%r" + std::to_string(ins.result);
+      out_ << "  " << t << ".cmp = fcmp " << (op == "Maximum" ? "oge " : "ole ") << ty << " " << arg(0) << ", "
+           << arg(1) << "\n  " << t << ".nan = fcmp uno " << ty << " " << arg(0) << ", 0.0\n  " << t
+           << ".pick = or i1 " << t << ".cmp, " << t << ".nan\n"
+           << res << "select i1 " << t << ".pick, " << ty << " " << arg(0) << ", " << ty << " " << arg(1) << "\n";
+    } else if (op == "LT" || op == "GT" || op == "LE" || op == "GE" || op == "EQ" || op == "NEQ") {
+      const DType at = arg_type(0);
+      const std::string aty = llvm_type(at);
+      std::string pred;
+      if (is_float(at)) {
+        pred = op == "LT" ? "olt" : op == "GT" ? "ogt" : op == "LE" ? "ole" : op == "GE" ? "oge" : op == "EQ" ? "oeq" : "une";
+        out_ << res << "fcmp " << pred << " " << aty << " " << arg(0) << ", " << arg(1) << "\n";
+      } else {
+        const bool u = is_unsigned(at) || at == DType::Bool;
+        pred = op == "EQ" ? "eq" : op == "NEQ" ? "ne" : std::string(u ? "u" : "s") + (op == "LT" ? "lt" : op == "GT" ? "gt" : op == "LE" ? "le" : "ge");
+        out_ << res << "icmp " << pred << " " << aty << " " << arg(0) << ", " << arg(1) << "\n";
+      }
+    } else if ((op == "AND" || op == "OR" || op == "XOR") && !flt) {
+      const char* name = op == "AND" ? "and" : op == "OR" ? "or" : "xor";
+      out_ << res << name << " " << ty << " " << arg(0) << ", " << arg(1) << "\n";
+    } else if (op == "Invert" && !flt) {
+      out_ << res << "xor " << ty << " " << arg(0) << ", " << (rt == DType::Bool ? "true" : "-1") << "\n";
+    } else if (op == "Switch") {
+      out_ << res << "select i1 " << arg(0) << ", " << ty << " " << arg(1) << ", " << ty << " " << arg(2) << "\n";
+    } else if ((op == "IsNan" || op == "IsInf") && is_float(arg_type(0))) {
+      const std::string at = llvm_type(arg_type(0)), t = "%r" + std::to_string(ins.result);
+      if (op == "IsNan") {
+        out_ << res << "fcmp uno " << at << " " << arg(0) << ", " << arg(0) << "\n";
+      } else {
+        const std::string name = std::string("llvm.fabs.") + (arg_type(0) == DType::Float64 ? "f64" : "f32");
+        declared_.insert(at + " @" + name + "(" + at + ")");
+        out_ << "  " << t << ".abs = call " << at << " @" << name << "(" << at << " " << arg(0) << ")\n"
+             << res << "fcmp oeq " << at << " " << t << ".abs, 0x7FF0000000000000\n";
+      }
+    } else if (op == "Cast") {
+      return cast(res, rt, arg_type(0), arg(0));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  bool cast(const std::string& res, DType to, DType from, const std::string& x) {
+    const std::string tt = llvm_type(to), ft = llvm_type(from);
+    if (to == from) {
+      // (A select of the value with itself: a copy LLVM folds away.)
+      out_ << res << "select i1 true, " << tt << " " << x << ", " << tt << " " << x << "\n";
+    } else if (to == DType::Bool) {
+      if (is_float(from)) out_ << res << "fcmp une " << ft << " " << x << ", 0.0\n";
+      else out_ << res << "icmp ne " << ft << " " << x << ", 0\n";
+    } else if (is_float(to) && is_float(from)) {
+      out_ << res << (to == DType::Float64 ? "fpext " : "fptrunc ") << ft << " " << x << " to " << tt << "\n";
+    } else if (is_float(to)) {
+      const bool u = is_unsigned(from) || from == DType::Bool;
+      out_ << res << (u ? "uitofp " : "sitofp ") << ft << " " << x << " to " << tt << "\n";
+    } else if (is_float(from)) {
+      return false;  // (NumPy's out-of-range results: scalar::convert)
+    } else {
+      const size_t tw = bit_width(to), fw = bit_width(from);
+      const bool u = is_unsigned(from) || from == DType::Bool;
+      const char* name = tw < fw ? "trunc " : tw == fw ? nullptr : (u ? "zext " : "sext ");
+      if (name == nullptr) {
+        out_ << res << "select i1 true, " << tt << " " << x << ", " << tt << " " << x << "\n";
+      } else {
+        out_ << res << name << ft << " " << x << " to " << tt << "\n";
+      }
+    }
+    return true;
+  }
+
+  const Program& body_;
+  std::ostringstream out_;
+  std::ostringstream allocas_;
+  std::set<std::string> declared_;
+};
+
+class LoopWriter : ProgramWriter {
+ public:
+  explicit LoopWriter(const LoopProgram& loop) : ProgramWriter(loop.body), loop_(loop) {}
+
+  std::string write(const std::string& name) {
+    const Program& p = body_;
+    const DType state = p.registers[0];
+    out_ << "define i8 @" << name << "(i64 %n, ptr %state, ptr %inputs) {\nentry:\n";
+    for (size_t s = 0; s < loop_.num_state; ++s) load(s, "%state", std::to_string(s), state, ".init");
+    for (size_t r = loop_.num_state; r < p.num_inputs(); ++r) {
+      out_ << "  %in" << r << ".slot = getelementptr ptr, ptr %inputs, i64 " << (r - loop_.num_state) << "\n"
+           << "  %in" << r << " = load ptr, ptr %in" << r << ".slot\n";
+      load(r, "%in" + std::to_string(r), "0", p.registers[r], "");
+    }
+    for (size_t k : loop_.invariant_code) instruction(p.code[k]);
+    out_ << "  %go = icmp sgt i64 %n, 0\n  br i1 %go, label %step, label %none\nnone:\n  ret i8 0\nstep:\n"
+         << "  %k = phi i64 [1, %entry], [%k.next, %more]\n";
+    for (size_t s = 0; s < loop_.num_state; ++s) {
+      out_ << "  %r" << s << " = phi " << llvm_type(state) << " [%r" << s << ".init, %entry], ["
+           << value(loop_.next_state[s]) << ", %more]\n";
+    }
+    for (size_t k : loop_.step_code) instruction(p.code[k]);
+    if (loop_.until >= 0) {
+      out_ << "  br i1 " << value(loop_.until) << ", label %stopped, label %counted\ncounted:\n";
+    }
+    out_ << "  %last = icmp sge i64 %k, %n\n  br i1 %last, label %ran_out, label %more\n"
+         << "more:\n  %k.next = add i64 %k, 1\n  br label %step\n";
+    if (loop_.until >= 0) finish("stopped", 1);
+    finish("ran_out", 0);
+    out_ << "}\n";
+    return text();
+  }
+
+ private:
+  void finish(const char* label, int flag) {
+    out_ << label << ":\n";
+    for (size_t s = 0; s < loop_.num_state; ++s) {
+      store(value(loop_.next_state[s]), body_.registers[0], "%state", std::to_string(s),
+            std::string(label) + std::to_string(s));
+    }
+    out_ << "  ret i8 " << flag << "\n";
+  }
+
+  const LoopProgram& loop_;
+};
+
+// One block of a fused element-wise program: `n` elements of every array
+// input in, of every output out; inputs in `scalar` are read once.
+class BlockWriter : ProgramWriter {
+ public:
+  BlockWriter(const Program& program, const std::vector<bool>& scalar) : ProgramWriter(program), scalar_(scalar) {}
+
+  std::string write(const std::string& name) {
+    const Program& p = body_;
+    if (scalar_.size() != p.num_inputs()) throw NotCompiled{};
+    // Registers known before the loop: the scalar inputs, constants, and
+    // instructions on those alone (the interpreter runs those once a call).
+    std::vector<bool> known(p.registers.size(), false);
+    for (size_t r = 0; r < p.registers.size(); ++r) known[r] = p.is_constant[r] || (r < p.num_inputs() && scalar_[r]);
+    out_ << "define void @" << name << "(ptr %inputs, ptr %outputs, i64 %n) {\nentry:\n";
+    for (size_t r = 0; r < p.num_inputs(); ++r) {
+      out_ << "  %in" << r << ".slot = getelementptr ptr, ptr %inputs, i64 " << r << "\n"
+           << "  %in" << r << " = load ptr, ptr %in" << r << ".slot\n";
+      if (scalar_[r]) load(r, "%in" + std::to_string(r), "0", p.registers[r], "");
+    }
+    for (size_t j = 0; j < p.outputs.size(); ++j) {
+      out_ << "  %out" << j << ".slot = getelementptr ptr, ptr %outputs, i64 " << j << "\n"
+           << "  %out" << j << " = load ptr, ptr %out" << j << ".slot\n";
+    }
+    std::vector<const Instruction*> per_element;
+    for (const Instruction& ins : p.code) {
+      bool all_known = true;
+      for (int a : ins.args) all_known = all_known && known[a];
+      if (all_known) {
+        instruction(ins);
+        known[ins.result] = true;
+      } else {
+        per_element.push_back(&ins);
+      }
+    }
+    out_ << "  %any = icmp sgt i64 %n, 0\n  br i1 %any, label %element, label %done\nelement:\n"
+         << "  %k = phi i64 [0, %entry], [%k.next, %element]\n";
+    for (size_t r = 0; r < p.num_inputs(); ++r) {
+      if (!scalar_[r]) load(r, "%in" + std::to_string(r), "%k", p.registers[r], "");
+    }
+    for (const Instruction* ins : per_element) instruction(*ins);
+    for (size_t j = 0; j < p.outputs.size(); ++j) {
+      store(value(p.outputs[j]), p.registers[p.outputs[j]], "%out" + std::to_string(j), "%k",
+            "o" + std::to_string(j));
+    }
+    out_ << "  %k.next = add i64 %k, 1\n  %more = icmp slt i64 %k.next, %n\n"
+         << "  br i1 %more, label %element, label %done\ndone:\n  ret void\n}\n";
+    return text();
+  }
+
+ private:
+  const std::vector<bool>& scalar_;
+};
+
+
+
+}  // namespace
+
+std::string loop_llvm_ir(const LoopProgram& loop, const std::string& function_name) {
+  if (loop.num_state > kMaxCompiledInputs || loop.body.num_inputs() - loop.num_state > kMaxCompiledInputs) return "";
+  try {
+    return LoopWriter(loop).write(function_name);
+  } catch (const NotCompiled&) {
+    return "";
+  } catch (const std::out_of_range&) {
+    return "";
+  }
+}
+
+std::string block_llvm_ir(const Program& program, const std::vector<bool>& scalar_inputs,
+                          const std::string& function_name) {
+  try {
+    return BlockWriter(program, scalar_inputs).write(function_name);
+  } catch (const NotCompiled&) {
+    return "";
+  } catch (const std::out_of_range&) {
+    return "";
+  }
+}
+
+}  // namespace pytensor_onnx::kernels
