@@ -31,7 +31,7 @@ from pytensor.tensor.exceptions import NotScalarConstantError
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.basic import MakeVector
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
-from pytensor.tensor.math import add, and_, mul, or_, sum as tensor_sum
+from pytensor.tensor.math import Sum, add, and_, mul, or_
 from pytensor.tensor.sort import ArgSortOp
 from pytensor.tensor.subtensor import IncSubtensor, Subtensor
 from pytensor.tensor.rewriting.basic import constant_folding
@@ -153,6 +153,14 @@ if "local_onnx_reduce_vector_of_bools" not in optdb["canonicalize"].__db__:
 # The check fails exactly when it did (its conditions do not read the value)
 # and the sum is the same: only the order of the two changes. A check read by
 # anything else stays where it is.
+class SequentialSum(Sum):
+    """A Sum whose terms add in position order, ``0 + t0 + t1 + ...``: a Scan's
+    running total, as ``local_onnx_scan_as_map_and_sums`` rebuilds it outside
+    the Scan. Mode ONNX's kernel node adds a plain Sum pairwise, as NumPy
+    does (dispatch/kernel.py ``reducing_readers``); this one as the Scan
+    did. Elsewhere it is a Sum."""
+
+
 @node_rewriter([CAReduce])
 def local_onnx_sum_of_check(fgraph, node):
     if not isinstance(node.op.scalar_op, ps.Add):
@@ -623,8 +631,9 @@ if "local_onnx_inline_one_element_producers" not in optdb:
 # Numba). Such a Scan is the same work on the whole sequences: the per-step
 # scalar graph applied to the sequences, and a sum for each total. Mode ONNX
 # with the kernels only (tag "fusion"): a sum of element-wise work joins that
-# kernel node, which adds in position order, 0 + t0 + t1 + ..., the order in
-# which the Scan adds, so such totals equal the Scan's bit for bit (a sum of
+# kernel node; as a SequentialSum it adds in position order, 0 + t0 + t1 +
+# ..., the order in which the Scan adds, so such totals equal the Scan's bit
+# for bit (a sum of
 # anything else is ONNX Runtime's ReduceSum, within a few ulps). What the
 # rewrite takes:
 # - a Scan of a constant number of steps (>= 1), no while condition;
@@ -836,7 +845,7 @@ def local_onnx_scan_as_map_and_sums(fgraph, node):
     for outer_out, inner_out in zip(args.outer_out_nit_sot, args.inner_out_nit_sot, strict=True):
         replacements[outer_out] = outer_out.type.filter_variable(per_step(inner_out))
     for (_, _, finals), term in zip(totals, terms, strict=True):
-        total = tensor_sum(per_step(term))
+        total = SequentialSum()(per_step(term))
         replacements.update((final, final.type.filter_variable(total)) for final in finals)
     return replacements
 

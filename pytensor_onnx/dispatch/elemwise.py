@@ -19,8 +19,8 @@ def _elemwise(op, node, g, *inputs):
         # Mode ONNX: a special function (or another op whose portable form is
         # many nodes) as one node of the kernel library; so is a native op
         # whose output only a Sum, All or Any reads, which the kernel node
-        # then reduces itself (one node, and a sum in position order as
-        # PyTensor's C sums add, where ReduceSum's order is ONNX Runtime's).
+        # then reduces itself (one node, and a sum added as NumPy adds, where
+        # ReduceSum's order is ONNX Runtime's).
         scalar_inputs = [get_scalar_type(i.type.dtype)() for i in node.inputs]
         try:
             scalar_outputs = scalar_op.make_node(*scalar_inputs).outputs

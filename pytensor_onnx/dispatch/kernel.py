@@ -221,7 +221,7 @@ def uses_kernel(scalar_op) -> bool:
 
 #: The kernels' reductions of an output over every position (attribute
 #: ``output_reductions``, ``src/kernels/program.h``).
-REDUCE_SUM, REDUCE_ALL, REDUCE_ANY = 1, 2, 3
+REDUCE_SUM, REDUCE_ALL, REDUCE_ANY, REDUCE_SEQUENTIAL_SUM = 1, 2, 3, 4
 
 
 def reducing_readers(node) -> list:
@@ -229,13 +229,16 @@ def reducing_readers(node) -> list:
     only reader when that reduces it over all its axes, with the kernels'
     reduction (``(reader, REDUCE_*)``), or None. A Sum (float64 in and out,
     accumulated in float64), or an All or Any (of a bool output). The kernel
-    node then reduces that output itself (sums in position order, as
-    PyTensor's C sums do; PyTensor 3's Numba adds in the lanes of LLVM's
-    vector loop) instead of writing an array that a
-    ReduceSum or ReduceMax reads back."""
+    node then reduces that output itself instead of writing an array that a
+    ReduceSum or ReduceMax reads back. It adds a Sum's terms pairwise, as
+    NumPy's add.reduce (the py linker's Sum) does, to the same bits (PyTensor's
+    C backend adds them in position order, its Numba backend in the lanes of
+    LLVM's vector loop), and a ``rewriting.SequentialSum`` (a Scan's running
+    total) in position order."""
     from pytensor.tensor.math import All, Any, Sum
 
     from pytensor_onnx.dispatch.basic import current_scope
+    from pytensor_onnx.rewriting import SequentialSum
 
     scope = current_scope()
     if scope is None or scope.outputs is None or _has_lazy_branches(scope):
@@ -250,16 +253,16 @@ def reducing_readers(node) -> list:
         if (
             reader is not None
             and out not in scope.outputs
-            and type(reader.op) in (Sum, All, Any)
+            and type(reader.op) in (Sum, SequentialSum, All, Any)
             and _over_every_axis(reader.op.axis, out.type.ndim)
         ):
             if (
-                type(reader.op) is Sum
+                type(reader.op) in (Sum, SequentialSum)
                 and out.type.dtype == "float64"
                 and reader.outputs[0].type.dtype == "float64"
                 and getattr(reader.op, "acc_dtype", None) in (None, "float64")
             ):
-                kind = REDUCE_SUM
+                kind = REDUCE_SEQUENTIAL_SUM if type(reader.op) is SequentialSum else REDUCE_SUM
             elif type(reader.op) in (All, Any) and out.type.dtype == "bool" and reader.outputs[0].type.dtype == "bool":
                 kind = REDUCE_ALL if type(reader.op) is All else REDUCE_ANY
         found.append((reader, kind) if kind is not None else None)

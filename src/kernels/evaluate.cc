@@ -24,8 +24,8 @@ constexpr int64_t kParallelWork = 1 << 18;
 // down to one block of a costly one): 16 blocks of a program of cost 2.
 constexpr int64_t kTaskWork = 16 * static_cast<int64_t>(kBlock) * 2;
 constexpr size_t kMaxBlocksPerTask = 16;
-// A thread keeps the buffer of deferred sums' terms up to this many values.
-constexpr size_t kKeptTerms = 1 << 16;
+// A thread keeps the buffer of summed outputs' terms up to this many values.
+constexpr size_t kKeptTerms = 1 << 22;
 
 // One input as the block loop reads it.
 struct InputView {
@@ -51,11 +51,9 @@ struct Call {
   // one call write disjoint entries, so the runs that share the call may
   // write them.
   mutable std::vector<double> partials;
-  // When the blocks run on several threads, a summed output's terms are
-  // written here (per reduced output, `size` values) and added in position
-  // order afterwards, as PyTensor's C sums add: partial sums of
-  // tasks added together would round otherwise.
-  bool deferred_sums = false;
+  // A summed output's terms (per summed output, `size` values), added once
+  // every block has run: pairwise as NumPy adds (or in position order), the
+  // same bits whichever threads computed them.
   mutable std::vector<double> terms;
   // The compiled block function this call runs (compiled.h), or none: the
   // instructions are interpreted.
@@ -125,49 +123,6 @@ void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start
   }
 }
 
-// Position-order sums of a block's values: each output's own total adds
-// its values one after the other, as PyTensor's C sums do, and those of
-// several outputs are added in one pass, so that their chains of dependent
-// additions overlap (one chain is ~4 cycles a value: a PyMC log-density of
-// 1e4 observations with three sums spent most of its time there).
-template <size_t S>
-void add_columns(const double* const* values, double* const* totals, size_t n) {
-  double acc[S];
-  for (size_t s = 0; s < S; ++s) acc[s] = *totals[s];
-  for (size_t k = 0; k < n; ++k) {
-    for (size_t s = 0; s < S; ++s) acc[s] += values[s][k];
-  }
-  for (size_t s = 0; s < S; ++s) *totals[s] = acc[s];
-}
-
-class PendingSums {
- public:
-  void add(const double* values, double* total, size_t n) {
-    if (count_ == kMax) flush(n);
-    values_[count_] = values;
-    totals_[count_++] = total;
-  }
-  void flush(size_t n) {
-    for (size_t i = 0; i < count_;) {
-      const size_t group = std::min<size_t>(4, count_ - i);
-      switch (group) {
-        case 4: add_columns<4>(values_ + i, totals_ + i, n); break;
-        case 3: add_columns<3>(values_ + i, totals_ + i, n); break;
-        case 2: add_columns<2>(values_ + i, totals_ + i, n); break;
-        default: add_columns<1>(values_ + i, totals_ + i, n);
-      }
-      i += group;
-    }
-    count_ = 0;
-  }
-
- private:
-  static constexpr size_t kMax = 16;
-  const double* values_[kMax];
-  double* totals_[kMax];
-  size_t count_ = 0;
-};
-
 // One block through the compiled function: inputs it reads as arrays are
 // the input's own elements, or gathered (broadcast) or filled (one element)
 // into their slots; outputs are written in place, or into a buffer that
@@ -199,7 +154,9 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
     }
   }
   for (size_t j = 0; j < p.outputs.size(); ++j) {
-    if (call.reduced_index[j] >= 0) {
+    if (call.reduced_index[j] >= 0 && is_sum(p.reductions[j])) {
+      outputs[j] = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;
+    } else if (call.reduced_index[j] >= 0) {
       outputs[j] = reduced.data() + static_cast<size_t>(call.reduced_index[j]) * kBlock;
     } else {
       outputs[j] = call.outputs[j] + start * dtype_size(p.registers[p.outputs[j]]);
@@ -240,33 +197,26 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
       }
     }
     // Output j's reduction over this block's values (`scalar`: one value for
-    // all n); the sums of arrays are added once the block's outputs are in.
-    PendingSums sums;
+    // all n): a sum's terms are kept, an all/any is taken here.
     auto reduce = [&](size_t j, const void* data, bool scalar) {
+      if (is_sum(p.reductions[j])) {
+        const double* values = static_cast<const double*>(data);
+        double* dst = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;
+        if (values != dst) {
+          for (size_t k = 0; k < n; ++k) dst[k] = values[scalar ? 0 : k];
+        }
+        return;
+      }
       double& acc = call.partials[first_block / call.blocks_per_task * call.num_reduced + call.reduced_index[j]];
       const size_t count = scalar ? 1 : n;
-      if (p.reductions[j] == Reduction::Sum) {
-        // In position order, as PyTensor's C sums add.
-        const double* values = static_cast<const double*>(data);
-        if (call.deferred_sums) {
-          double* dst = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;
-          for (size_t k = 0; k < n; ++k) dst[k] = values[scalar ? 0 : k];
-        } else if (scalar) {
-          for (size_t k = 0; k < n; ++k) acc += values[0];
-        } else {
-          sums.add(values, &acc, n);
-        }
-      } else {
-        const bool* values = static_cast<const bool*>(data);
-        const bool all = p.reductions[j] == Reduction::All;
-        bool held = acc != 0.0;
-        for (size_t k = 0; k < count && held == all; ++k) held = values[k];
-        acc = held ? 1.0 : 0.0;
-      }
+      const bool* values = static_cast<const bool*>(data);
+      const bool all = p.reductions[j] == Reduction::All;
+      bool held = acc != 0.0;
+      for (size_t k = 0; k < count && held == all; ++k) held = values[k];
+      acc = held ? 1.0 : 0.0;
     };
     if (call.compiled != nullptr) {
       run_compiled_block(call, start, n, slot_data, reduce);
-      sums.flush(n);
       continue;
     }
     for (size_t k : call.block_code) {
@@ -291,11 +241,36 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
         std::memcpy(dst, src, n * itemsize);
       }
     }
-    sums.flush(n);
   }
 }
 
 }  // namespace
+
+double numpy_sum(const double* a, size_t n) {
+  // NumPy's pairwise summation (its add.reduce over a contiguous array):
+  // fewer than 8 values in order from 0; up to 128 in eight running sums,
+  // combined as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), the
+  // rest added after; more split at a multiple of 8 near the middle.
+  if (n < 8) {
+    double total = 0.0;
+    for (size_t k = 0; k < n; ++k) total += a[k];
+    return total;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (size_t j = 0; j < 8; ++j) r[j] = a[j];
+    size_t k = 8;
+    for (; k < n - n % 8; k += 8) {
+      for (size_t j = 0; j < 8; ++j) r[j] += a[k + j];
+    }
+    double total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; k < n; ++k) total += a[k];
+    return total;
+  }
+  size_t half = n / 2;
+  half -= half % 8;
+  return numpy_sum(a, half) + numpy_sum(a + half, n - half);
+}
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "(";
@@ -357,7 +332,6 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
   call.block_code.clear();
   call.num_reduced = 0;
-  call.deferred_sums = false;
   call.reduced_index.assign(p.outputs.size(), -1);
   for (size_t j = 0; j < p.reductions.size(); ++j) {
     if (p.reductions[j] != Reduction::None) call.reduced_index[j] = static_cast<int>(call.num_reduced++);
@@ -369,13 +343,13 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     for (size_t j = 0; j < call.reduced_index.size(); ++j) {
       if (call.reduced_index[j] < 0) continue;
       const double* partial = call.partials.data() + call.reduced_index[j];
-      if (p.reductions[j] == Reduction::Sum) {
+      if (is_sum(p.reductions[j])) {
+        const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
         double total = 0.0;
-        if (call.deferred_sums) {
-          const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
-          for (size_t k = 0; k < call.size; ++k) total += terms[k];
+        if (p.reductions[j] == Reduction::Sum) {
+          total += numpy_sum(terms, call.size);
         } else {
-          for (size_t t = 0; t < tasks; ++t) total += partial[t * call.num_reduced];
+          for (size_t k = 0; k < call.size; ++k) total += terms[k];
         }
         std::memcpy(call.outputs[j], &total, sizeof total);
       } else {
@@ -479,9 +453,7 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   start_partials();
   const bool worth_threads = size >= kParallelMin || static_cast<int64_t>(size) * cost >= kParallelWork;
   const ParallelFor* pool = worth_threads ? parallel : nullptr;
-  call.deferred_sums =
-      pool != nullptr && std::find(p.reductions.begin(), p.reductions.end(), Reduction::Sum) != p.reductions.end();
-  if (call.deferred_sums) call.terms.resize(call.num_reduced * size);
+  if (std::any_of(p.reductions.begin(), p.reductions.end(), is_sum)) call.terms.resize(call.num_reduced * size);
   run_chunked(blocks, call.blocks_per_task, pool,
               [&call](size_t first, size_t last) { run_blocks(call, first, last); });
   write_reductions();

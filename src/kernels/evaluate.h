@@ -18,6 +18,10 @@ struct ArrayArg {
   std::vector<int64_t> shape;
 };
 
+// The sum of a[0..n) as NumPy's add.reduce adds a contiguous array
+// (pairwise); a summed output of a program is 0.0 + numpy_sum(its values).
+double numpy_sum(const double* a, size_t n);
+
 // A shape as Python prints it: "(3,)", "(2, 4)".
 std::string shape_text(const std::vector<int64_t>& shape);
 

@@ -191,6 +191,7 @@ void set_output_reductions(Program& program, const std::vector<int64_t>& reducti
       case Reduction::None:
         break;
       case Reduction::Sum:
+      case Reduction::SequentialSum:
         if (dtype != DType::Float64) {
           throw std::invalid_argument("output " + std::to_string(j) + " is summed, but is not float64");
         }

@@ -27,7 +27,11 @@ struct Instruction {
 };
 
 // The attribute values of `output_reductions`.
-enum class Reduction : int64_t { None = 0, Sum = 1, All = 2, Any = 3 };
+// Sum adds as NumPy's add.reduce does (pairwise: the py linker's bits);
+// SequentialSum adds 0 + t0 + t1 + ... in position order (a Scan's running
+// total, rewriting.SequentialSum).
+enum class Reduction : int64_t { None = 0, Sum = 1, All = 2, Any = 3, SequentialSum = 4 };
+inline bool is_sum(Reduction r) { return r == Reduction::Sum || r == Reduction::SequentialSum; }
 
 struct Program {
   std::vector<DType> registers;        // dtype of every register
@@ -37,8 +41,8 @@ struct Program {
   std::vector<int> outputs;
   // Per output: whether the node gives a reduction of the register over
   // every position instead of the array (0-d): a Sum of a fused expression,
-  // PyMC's usual shape (float64, added in position order), or an All or Any
-  // of a fused condition (bool; PyMC's checks of its parameters).
+  // PyMC's usual shape (float64), or an All or Any of a fused condition
+  // (bool; PyMC's checks of its parameters).
   std::vector<Reduction> reductions;
   // Block storage: each register that needs a buffer gets a slot; a slot is
   // reused once the register it held is read for the last time.

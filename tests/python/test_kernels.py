@@ -326,8 +326,8 @@ def test_a_small_epilogue_of_a_matrix_product_stays_native(rng):
 
 def test_a_sum_of_a_fused_output_is_part_of_its_kernel_node(rng):
     # PyMC's log-densities: element-wise terms, each summed. The kernel node
-    # gives the sums (in position order, as PyTensor's C sums add)
-    # instead of arrays that ReduceSum nodes read back.
+    # gives the sums (pairwise, as NumPy adds) instead of arrays that
+    # ReduceSum nodes read back.
     x, y = pt.vector("x"), pt.matrix("y")
     terms = pt.exp(x) * 2 + x
     outputs = [
@@ -373,15 +373,19 @@ def test_fused_sums_of_large_and_empty_arrays(rng):
     value = rng.normal(size=300_001)
     one = pytensor.function([x], out, mode=pytensor_onnx.onnx_mode(session_options=_single_thread()))
     assert fn(value) == one(value)
-    # In position order, as PyTensor's C backend adds (terms NumPy computes
-    # to the same bits: squares, and erf(0) = 0).
+    # Pairwise, as NumPy's add.reduce (the py linker's Sum) adds, to the same
+    # bits (terms NumPy computes to the same bits: squares, and erf(0) = 0),
+    # on the pool's threads or not; not in position order (PyTensor's C).
     y = pt.vector("y")
     squares = pytensor.function([x, y], (pt.sqr(x) + pt.erf(y)).sum(), mode="ONNX")
     assert [n.op_type for n in squares.maker.linker.onnx_model.graph.node] == ["Elemwise_float64"]
     total = 0.0
     for term in (value * value).tolist():
         total += term
-    assert squares(value, np.zeros_like(value)) == total
+    for size in (1, 7, 8, 9, 127, 128, 129, 1000, 4097, 100_003, 300_001):
+        part = value[:size]
+        assert squares(part, np.zeros_like(part)) == np.add.reduce(part * part), size
+    assert squares(value, np.zeros_like(value)) != total  # (the order shows here)
 
 
 def test_all_and_any_of_a_fused_condition_are_part_of_its_kernel_node(rng):

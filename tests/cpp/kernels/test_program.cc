@@ -238,23 +238,30 @@ TEST(KernelProgram, WorkOnScalarsAloneDoesNotSendACheapLoopToThePool) {
   for (size_t i : {size_t{0}, n - 1}) EXPECT_NEAR(out[i], 0.5 * std::lgamma(2.5) + psi_2_5, 1e-15);
 }
 
-TEST(KernelProgram, SummedOutputsAddEveryPositionInOrder) {
+TEST(KernelProgram, SummedOutputsAddEveryPosition) {
   // Output 0 written per position, output 1 summed; a broadcast scalar input.
   Program p = parse_program("float64 float64", "Mul float64 0 1;Add float64 2 0", {2, 3});
   set_output_reductions(p, {0, 1});
   const size_t n = 1000;
   std::vector<double> x(n), scale{3.0};
   for (size_t i = 0; i < n; ++i) x[i] = 1.0 / static_cast<double>(i + 1);
-  std::vector<double> written(n);
+  std::vector<double> written(n), terms(n);
   double summed = -1.0;
   evaluate(p, {{x.data(), {static_cast<int64_t>(n)}}, {scale.data(), {1}}}, {static_cast<int64_t>(n)},
            {written.data(), &summed});
-  double expected = 0.0;  // a sequential loop, as PyTensor's C backend sums
+  double sequential = 0.0;  // a loop, as PyTensor's C backend sums
   for (size_t i = 0; i < n; ++i) {
     EXPECT_EQ(written[i], 3.0 * x[i]);
-    expected += 3.0 * x[i] + x[i];
+    terms[i] = 3.0 * x[i] + x[i];
+    sequential += terms[i];
   }
-  EXPECT_EQ(summed, expected);
+  EXPECT_EQ(summed, 0.0 + numpy_sum(terms.data(), n));  // pairwise, as NumPy
+  EXPECT_NE(summed, sequential);                        // (the order shows here)
+  // A sequential sum (a Scan's running total) adds in position order.
+  set_output_reductions(p, {0, 4});
+  evaluate(p, {{x.data(), {static_cast<int64_t>(n)}}, {scale.data(), {1}}}, {static_cast<int64_t>(n)},
+           {written.data(), &summed});
+  EXPECT_EQ(summed, sequential);
 
   // Over an empty array the sum is 0; a summed output must be float64.
   double empty_sum = -1.0;
@@ -305,9 +312,9 @@ TEST(KernelProgram, AllAndAnyOutputsReduceEveryPosition) {
   EXPECT_THROW(set_output_reductions(floats, {7}), std::invalid_argument);
 }
 
-TEST(KernelProgram, SummedOutputsAddInPositionOrderWhateverThePool) {
+TEST(KernelProgram, SummedOutputsHaveTheSameBitsWhateverThePool) {
   const size_t n = (1 << 16) + 77;
-  std::vector<double> x(n);
+  std::vector<double> x(n), terms(n);
   for (size_t i = 0; i < n; ++i) x[i] = std::sin(static_cast<double>(i));
   Program p = parse_program("float64", "Exp float64 0", {1});
   set_output_reductions(p, {1});
@@ -322,11 +329,31 @@ TEST(KernelProgram, SummedOutputsAddInPositionOrderWhateverThePool) {
   evaluate(p, {{x.data(), shape}}, shape, {&a}, &forward);
   evaluate(p, {{x.data(), shape}}, shape, {&b}, &in_reverse);
   evaluate(p, {{x.data(), shape}}, shape, {&serial});
-  double expected = 0.0;  // a sequential loop, as PyTensor's C backend sums
-  for (double v : x) expected += std::exp(v);
+  for (size_t i = 0; i < n; ++i) terms[i] = std::exp(x[i]);
+  const double expected = 0.0 + numpy_sum(terms.data(), n);
   EXPECT_EQ(a, expected);
   EXPECT_EQ(b, expected);
   EXPECT_EQ(serial, expected);
+}
+
+TEST(KernelProgram, NumpySumAddsPairwise) {
+  // Worked by hand (NumPy's add.reduce gives the same): 1e16 + 1 rounds to
+  // 1e16, so the order decides what survives.
+  // Nine values: eight running sums (1e16, 1, ..., 1) combine to 1e16 + 6,
+  // then -1e16 is added: 6. In order every 1 is lost: 0.
+  std::vector<double> nine{1e16, 1, 1, 1, 1, 1, 1, 1, -1e16};
+  EXPECT_EQ(numpy_sum(nine.data(), nine.size()), 6.0);
+  // Twenty: the running sums take two values each (1e16 + 1 -> 1e16, and
+  // 2s), combine to 1e16 + 14, then -1e16, 1, 1, 1 are added in order: 17.
+  std::vector<double> twenty{1e16};
+  twenty.insert(twenty.end(), 15, 1.0);
+  twenty.push_back(-1e16);
+  twenty.insert(twenty.end(), 3, 1.0);
+  EXPECT_EQ(numpy_sum(twenty.data(), twenty.size()), 17.0);
+  // Fewer than eight: in order.
+  std::vector<double> five{1e16, 1, 1, 1, -1e16};
+  EXPECT_EQ(numpy_sum(five.data(), five.size()), 0.0);
+  EXPECT_EQ(numpy_sum(nullptr, 0), 0.0);
 }
 
 namespace {
