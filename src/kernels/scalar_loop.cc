@@ -38,6 +38,31 @@ int64_t read_steps(const char* p) {
   return v;
 }
 
+// The multi-index of element `first` of the loop's shape, and each input's
+// offset (in elements) there.
+void seek(const LoopCall& call, size_t first, std::vector<int64_t>& index, std::vector<int64_t>& offset) {
+  const size_t n_in = call.data.size();
+  index.assign(call.shape.size(), 0);
+  offset.assign(n_in, 0);
+  size_t rest = first;
+  for (size_t d = call.shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(rest % static_cast<size_t>(call.shape[d]));
+    rest /= static_cast<size_t>(call.shape[d]);
+    for (size_t i = 0; i < n_in; ++i) offset[i] += index[d] * call.strides[i][d];
+  }
+}
+
+// The next element's multi-index and offsets.
+void step(const LoopCall& call, std::vector<int64_t>& index, std::vector<int64_t>& offset) {
+  const size_t n_in = call.data.size();
+  for (size_t d = call.shape.size(); d-- > 0;) {
+    for (size_t i = 0; i < n_in; ++i) offset[i] += call.strides[i][d];
+    if (++index[d] < call.shape[d]) break;
+    for (size_t i = 0; i < n_in; ++i) offset[i] -= call.strides[i][d] * call.shape[d];
+    index[d] = 0;
+  }
+}
+
 // Elements run in lockstep, up to this many at a time: each instruction of
 // the body runs over every element still looping, so its dispatch is paid
 // once per step for all of them instead of once per element (the censored
@@ -86,7 +111,6 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
   const LoopProgram& loop = *call.loop;
   const Program& body = loop.body;
   const size_t n_in = call.data.size();
-  const size_t rank = call.shape.size();
   // (Thread-locals bound once: each use of one costs a lookup in a shared library.)
   thread_local LaneRegisters regs_of_thread;
   LaneRegisters& regs = regs_of_thread;
@@ -148,15 +172,8 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
     steps[lane] = steps[active];
   };
 
-  // The multi-index of `first` and each input's offset there.
-  std::vector<int64_t> index(rank, 0);
-  std::vector<int64_t> offset(n_in, 0);
-  size_t rest = first;
-  for (size_t d = rank; d-- > 0;) {
-    index[d] = static_cast<int64_t>(rest % static_cast<size_t>(call.shape[d]));
-    rest /= static_cast<size_t>(call.shape[d]);
-    for (size_t i = 0; i < n_in; ++i) offset[i] += index[d] * call.strides[i][d];
-  }
+  std::vector<int64_t> index, offset;
+  seek(call, first, index, offset);
   for (size_t group = first; group < last; group += kLanes) {
     const size_t n = std::min(kLanes, last - group);
     active = n;
@@ -167,12 +184,7 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
         const size_t item = call.itemsize[i];
         std::memcpy(regs.data(i - 1) + lane * item, call.data[i] + offset[i] * static_cast<int64_t>(item), item);
       }
-      for (size_t d = rank; d-- > 0;) {
-        for (size_t i = 0; i < n_in; ++i) offset[i] += call.strides[i][d];
-        if (++index[d] < call.shape[d]) break;
-        for (size_t i = 0; i < n_in; ++i) offset[i] -= call.strides[i][d] * call.shape[d];
-        index[d] = 0;
-      }
+      step(call, index, offset);
     }
     for (size_t k : loop.invariant_code) run(k, n);
     for (size_t lane = active; lane-- > 0;) {
@@ -215,18 +227,11 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
   const LoopProgram& loop = *call.loop;
   const Program& body = loop.body;
   const size_t n_in = call.data.size();
-  const size_t rank = call.shape.size();
   const size_t width = dtype_size(body.registers[0]);
   uint64_t state[kMaxCompiledInputs];  // (loop_llvm_ir compiles no loop with more)
   const void* constants[kMaxCompiledInputs];
-  std::vector<int64_t> index(rank, 0);
-  std::vector<int64_t> offset(n_in, 0);
-  size_t rest = first;
-  for (size_t d = rank; d-- > 0;) {
-    index[d] = static_cast<int64_t>(rest % static_cast<size_t>(call.shape[d]));
-    rest /= static_cast<size_t>(call.shape[d]);
-    for (size_t i = 0; i < n_in; ++i) offset[i] += index[d] * call.strides[i][d];
-  }
+  std::vector<int64_t> index, offset;
+  seek(call, first, index, offset);
   for (size_t e = first; e < last; ++e) {
     const int64_t steps = read_steps(call.data[0] + offset[0] * 8);
     for (size_t s = 0; s < loop.num_state; ++s) {
@@ -247,12 +252,7 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
         std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
       });
     }
-    for (size_t d = rank; d-- > 0;) {
-      for (size_t i = 0; i < n_in; ++i) offset[i] += call.strides[i][d];
-      if (++index[d] < call.shape[d]) break;
-      for (size_t i = 0; i < n_in; ++i) offset[i] -= call.strides[i][d] * call.shape[d];
-      index[d] = 0;
-    }
+    step(call, index, offset);
   }
 }
 

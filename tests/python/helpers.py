@@ -202,3 +202,32 @@ def compare_binary_on_dtype(build, dtype, floats, ints, name="the function"):
         values = [np.array(a).astype(dtype) for a in floats]
     rtol = 1e-6 if out[0].dtype != "float64" else 1e-12
     compare_onnx_and_py([v, x], out, values, rtol=rtol, atol=0)
+
+
+def assert_interpreter_bits(test_file, case, compiled, tmp_path):
+    """Compiled kernel programs must give the interpreter's bits: ``compiled``
+    (the outputs of ``_case_results(case)`` of the test module ``test_file``,
+    run here) against the same case run in a process with compiled programs
+    off (``PYTENSOR_ONNX_COMPILE_KERNELS=0``), output by output, to the last bit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from pytensor_onnx import compiled_kernels
+
+    module = Path(test_file).stem
+    script = (
+        f"import sys, numpy as np; sys.path.insert(0, sys.argv[1]); import {module} as t; "
+        "fn, results = t._case_results(sys.argv[2]); "
+        "from pytensor_onnx import compiled_kernels; assert not compiled_kernels._COMPILED; "
+        "np.savez(sys.argv[3], *results)"
+    )
+    out = tmp_path / "interpreted.npz"
+    env = dict(os.environ, **{compiled_kernels.ENV_SWITCH: "0"})
+    subprocess.run([sys.executable, "-c", script, str(Path(test_file).parent), case, str(out)], check=True, env=env)
+    with np.load(out) as saved:
+        interpreted = [saved[f"arr_{k}"] for k in range(len(saved.files))]
+    assert len(interpreted) == len(compiled)
+    for k, (got, want) in enumerate(zip(compiled, interpreted)):
+        assert got.dtype == want.dtype and got.shape == want.shape, k
+        assert got.tobytes() == want.tobytes(), f"output {k}: {got} != {want}"

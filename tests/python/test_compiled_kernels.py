@@ -5,11 +5,6 @@ bits. Each case runs here (compiled) and in a process with
 PYTENSOR_ONNX_COMPILE_KERNELS=0 (interpreted); the outputs must be equal to
 the last bit, and match PyTensor's py linker (compare_onnx_and_py)."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -18,6 +13,8 @@ import pytest
 from pytensor_onnx import compiled_kernels
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.testing import compare_onnx_and_py
+
+from helpers import assert_interpreter_bits
 
 SPECIAL = np.array([-3.5, -1.0, -0.0, 0.0, 1e-300, 0.5, 1.0, 2.5, 40.0, np.inf, -np.inf, np.nan])
 
@@ -78,20 +75,6 @@ def _case_results(name):
     return fn, [np.asarray(r) for r in fn(*values)]
 
 
-def _interpreted(name, tmp_path):
-    script = (
-        "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); import test_compiled_kernels as t; "
-        "fn, results = t._case_results(sys.argv[2]); "
-        "from pytensor_onnx import compiled_kernels; assert not compiled_kernels._COMPILED; "
-        "np.savez(sys.argv[3], *results)"
-    )
-    out = tmp_path / "interpreted.npz"
-    env = dict(os.environ, **{compiled_kernels.ENV_SWITCH: "0"})
-    subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), name, str(out)], check=True, env=env)
-    with np.load(out) as saved:
-        return [saved[f"arr_{k}"] for k in range(len(saved.files))]
-
-
 @pytest.mark.parametrize("name", [case[0] for case in _cases()])
 def test_compiled_programs_give_the_interpreters_bits(name, tmp_path):
     if not compiled_kernels.enabled() or not onnx_mode(kernels=True).linker.kernels:
@@ -101,11 +84,7 @@ def test_compiled_programs_give_the_interpreters_bits(name, tmp_path):
     nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.op_type.startswith("Elemwise_")]
     assert nodes
     assert all(compiled_kernels.node_is_compiled(n) for n in nodes), [n.name for n in nodes]
-    interpreted = _interpreted(name, tmp_path)
-    assert len(interpreted) == len(compiled)
-    for k, (got, want) in enumerate(zip(compiled, interpreted)):
-        assert got.dtype == want.dtype and got.shape == want.shape, k
-        assert got.tobytes() == want.tobytes(), f"output {k}: {got} != {want}"
+    assert_interpreter_bits(__file__, name, compiled, tmp_path)
     _, inputs, outputs, values = [c for c in _cases() if c[0] == name][0]
     compare_onnx_and_py(inputs, outputs, values)
 

@@ -2,11 +2,6 @@
 Python implementation, and the gradients PyTensor builds with ScalarLoop
 (incomplete gamma and beta functions)."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -21,7 +16,7 @@ from pytensor_onnx import compiled_kernels, export_function_onnx
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.testing import compare_onnx_and_py
 
-from helpers import compare_raises, onnx_op_types, run_model
+from helpers import assert_interpreter_bits, compare_raises, onnx_op_types, run_model
 
 RNG = np.random.default_rng(20261123)
 
@@ -228,26 +223,8 @@ def test_compiled_kernels_give_the_interpreters_bits(name, tmp_path):
     fn, compiled = _case_results(name)
     loops = [node for node in fn.maker.linker.onnx_model.graph.node if node.op_type.startswith("ScalarLoop_")]
     assert loops
-    for node in loops:
-        attributes = {a.name: a for a in node.attribute}
-        assert compiled_kernels.is_compiled(
-            attributes["input_dtypes"].s.decode(), attributes["program"].s.decode(), attributes["num_state"].i,
-            list(attributes["next_state"].ints), attributes["until"].i,
-        ), node.name
-    script = (
-        "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); import test_scalar_loop as t; "
-        "fn, results = t._case_results(sys.argv[2]); "
-        "from pytensor_onnx import compiled_kernels; assert not compiled_kernels._COMPILED; "
-        "np.savez(sys.argv[3], *results)"
-    )
-    out = tmp_path / "interpreted.npz"
-    env = dict(os.environ, **{compiled_kernels.ENV_SWITCH: "0"})
-    subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), name, str(out)], check=True, env=env)
-    with np.load(out) as interpreted:
-        for i, got in enumerate(compiled):
-            want = interpreted[f"arr_{i}"]
-            assert got.dtype == want.dtype and got.shape == want.shape
-            assert got.tobytes() == want.tobytes(), f"output {i}: {got} != {want}"
+    assert all(compiled_kernels.node_is_compiled(node) for node in loops), [node.name for node in loops]
+    assert_interpreter_bits(__file__, name, compiled, tmp_path)
     # And both are PyTensor's results. (The gradients' random points reach
     # PyTensor 2.38's cancellation, where the last bits of psi decide:
     # test_incomplete_gamma_gradients holds them to PyTensor on its grid.)
