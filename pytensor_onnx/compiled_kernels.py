@@ -208,6 +208,12 @@ def compile_queued() -> None:
         irs.append(ir)
     if not irs:
         return
-    for (key, register, args), address in zip(calls, _machine_code(irs)):
+    try:
+        addresses = _machine_code(irs)
+    except Exception as exc:  # (LLVM refused the text: a bug of the IR writer; the kernels interpret)
+        logger.warning("pytensor-onnx: compiling %d kernel programs failed, they are interpreted: %s", len(irs), exc)
+        _FAILED.update(key for key, _, _ in calls)
+        return
+    for (key, register, args), address in zip(calls, addresses):
         register(*args, ctypes.c_void_p(address))
         _COMPILED.add(key)

@@ -5,6 +5,8 @@ bits. Each case runs here (compiled) and in a process with
 PYTENSOR_ONNX_COMPILE_KERNELS=0 (interpreted); the outputs must be equal to
 the last bit, and match PyTensor's py linker (compare_onnx_and_py)."""
 
+import importlib.util
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -99,3 +101,19 @@ def test_inputs_of_one_element_at_run_time_where_the_program_reads_arrays():
     fn, _ = compare_onnx_and_py([x, y], [x * y + pt.exp(y), (x - y).sum()], [np.array([3.0]), np.array([0.5])])
     nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.op_type.startswith("Elemwise_")]
     assert nodes and all(compiled_kernels.node_is_compiled(n) for n in nodes)
+
+
+def test_a_program_llvm_refuses_is_interpreted_with_a_warning(monkeypatch, caplog):
+    # A bug of the IR writer must not break mode ONNX: the programs of that
+    # conversion are interpreted, and the log says so.
+    def refuse(irs):
+        raise RuntimeError("error: expected value token")
+
+    monkeypatch.setattr(compiled_kernels, "_machine_code", refuse)
+    x = pt.dvector("x")
+    with caplog.at_level("WARNING", logger="pytensor_onnx"):
+        fn, _ = compare_onnx_and_py([x], [pt.exp(x) * 2.0 + 1.0 / 7.0], [np.linspace(-2, 2, 9)])
+    nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.op_type.startswith("Elemwise_")]
+    assert nodes and not any(compiled_kernels.node_is_compiled(n) for n in nodes)
+    if compiled_kernels.enabled() and importlib.util.find_spec("llvmlite") is not None:
+        assert "interpreted" in caplog.text and "expected value token" in caplog.text
