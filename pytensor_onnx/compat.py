@@ -33,10 +33,16 @@ versions themselves.
 | scalar ``GammaU``, ``GammaL``, ``Iv`` | exist | not checked | removed |
 | scalar ``NdtriExp`` | absent | not checked | exists |
 | scalar ``XlogX``, ``XlogY0`` (``tensor.xlogx``) | exist | not checked | removed (graphs of ``special.xlogy``) |
+
+NumPy too (the py linker's ``Sum`` is ``np.add.reduce``): NumPy 2.0 adds a
+contiguous float64 array pairwise within chunks of its buffer size (8192),
+the chunks' sums in order; newer NumPy pairwise over the whole array
+(``numpy_sum_chunk``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -411,3 +417,20 @@ def random_draws(rv, *params, **kwargs):
     if RV_RETURNS_NEXT_RNG:
         return rv(*params, return_next_rng=True, **kwargs)
     return tuple(rv(*params, **kwargs).owner.outputs)
+
+
+@functools.cache
+def numpy_sum_chunk() -> int:
+    """How this NumPy's ``add.reduce`` adds a contiguous float64 array, which
+    mode ONNX's kernel sums follow to the bit: 0 when pairwise over the whole
+    array, else the length of the chunks it adds pairwise, one after the
+    other (NumPy 2.0: its buffer size). Probed once, on values whose two
+    orders differ."""
+    import numpy as np
+
+    chunk = int(np.getbufsize())
+    values = np.random.default_rng(20261126).normal(size=3 * chunk + 1000) * np.logspace(-8, 8, 3 * chunk + 1000)
+    chunked = 0.0
+    for start in range(0, values.size, chunk):
+        chunked += float(np.add.reduce(values[start : start + chunk]))
+    return chunk if float(np.add.reduce(values)) == chunked else 0

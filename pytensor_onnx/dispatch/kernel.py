@@ -348,6 +348,8 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, reduct
             program=program.text(),
             output_registers=[registers[i] for i in positions],
             **({"output_reductions": reduced} if any(reduced) else {}),
+            # (NumPy's chunks, where its sums add in them: compat.numpy_sum_chunk.)
+            **({"sum_chunk": compat.numpy_sum_chunk()} if REDUCE_SUM in reduced and compat.numpy_sum_chunk() else {}),
             **({"strict_axes": list(strict), "node_name": _shape_check_name()} if strict else {}),
         )
         outs = outs if isinstance(outs, list | tuple) else [outs]

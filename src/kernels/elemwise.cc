@@ -145,6 +145,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   program_ = parse_program(input_dtypes, program, output_registers);
   program_.compiled = compiled_blocks(block_key(input_dtypes, program, output_registers));
   set_output_reductions(program_, optional_ints(kernel_info, "output_reductions"));
+  program_.sum_chunk = std::max<int64_t>(0, optional_int(kernel_info, "sum_chunk", 0));
   rank_ = optional_int(kernel_info, "rank", -1);
   strict_axes_ = optional_ints(kernel_info, "strict_axes");
   input_dtypes_.assign(program_.registers.begin(), program_.registers.begin() + static_cast<long>(program_.num_inputs()));

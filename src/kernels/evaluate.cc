@@ -347,7 +347,10 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
         const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
         double total = 0.0;
         if (p.reductions[j] == Reduction::Sum) {
-          total += numpy_sum(terms, call.size);
+          const size_t chunk = p.sum_chunk > 0 ? static_cast<size_t>(p.sum_chunk) : std::max<size_t>(call.size, 1);
+          for (size_t start = 0; start < call.size; start += chunk) {
+            total += numpy_sum(terms + start, std::min(chunk, call.size - start));
+          }
         } else {
           for (size_t k = 0; k < call.size; ++k) total += terms[k];
         }

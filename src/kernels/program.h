@@ -44,6 +44,10 @@ struct Program {
   // PyMC's usual shape (float64), or an All or Any of a fused condition
   // (bool; PyMC's checks of its parameters).
   std::vector<Reduction> reductions;
+  // A Sum adds pairwise over every position (0), or pairwise within chunks
+  // of this many positions, the chunks' sums in order: NumPy 2.0's
+  // add.reduce (attribute `sum_chunk`, pytensor_onnx.compat.numpy_sum_chunk).
+  int64_t sum_chunk = 0;
   // Block storage: each register that needs a buffer gets a slot; a slot is
   // reused once the register it held is read for the last time.
   std::vector<int> slot;  // per register, -1 for constants

@@ -336,6 +336,27 @@ TEST(KernelProgram, SummedOutputsHaveTheSameBitsWhateverThePool) {
   EXPECT_EQ(serial, expected);
 }
 
+TEST(KernelProgram, SummedOutputsAddChunksInOrderWhereNumPyDoes) {
+  // NumPy 2.0 adds pairwise within chunks of its buffer size, the chunks'
+  // sums in order (attribute `sum_chunk`); here chunks of 8 over 20 values.
+  Program p = parse_program("float64", "Mul float64 0 0", {1});
+  set_output_reductions(p, {1});
+  p.sum_chunk = 8;
+  std::vector<double> x(20), squares(20);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = i == 0 ? 1e8 : 1.0 + 1e-3 * static_cast<double>(i);
+    squares[i] = x[i] * x[i];
+  }
+  double summed = -1.0;
+  evaluate(p, {{x.data(), {20}}}, {20}, {&summed});
+  double expected = 0.0;
+  expected += numpy_sum(squares.data(), 8);
+  expected += numpy_sum(squares.data() + 8, 8);
+  expected += numpy_sum(squares.data() + 16, 4);
+  EXPECT_EQ(summed, expected);
+  EXPECT_NE(summed, 0.0 + numpy_sum(squares.data(), 20));  // (the chunks show here)
+}
+
 TEST(KernelProgram, NumpySumAddsPairwise) {
   // Worked by hand (NumPy's add.reduce gives the same): 1e16 + 1 rounds to
   // 1e16, so the order decides what survives.
