@@ -115,6 +115,25 @@ TEST(BuilderRobustness, ElementwiseGathersAndScattersTakeAnAxisOfTheirData) {
   EXPECT_EQ(sizes_of(g.op1("ScatterElements", {v, idx, u}, {{"axis", int64_t{0}}})), (std::vector<int64_t>{3}));
 }
 
+TEST(BuilderRobustness, GatherRefusesConstantIndicesOutsideAStaticAxis) {
+  // Found by CI's fresh-seed core fuzzer (FUZZ_SEED=267291531): a hostile
+  // axis made a Gather read index 0 of an axis of size 0; ONNX Runtime failed
+  // every run of the model the builder had accepted.
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, dims({1, 0}));
+  Value* y = g.input("y", DType::Float64, dims({2, 3}));
+  EXPECT_THROW(g.op1("Gather", {x, g.int64s({0})}, {{"axis", int64_t{1}}}), BuildError);
+  EXPECT_THROW(g.op1("Gather", {y, g.int64s({1, 3})}, {{"axis", int64_t{1}}}), BuildError);
+  EXPECT_THROW(g.op1("Gather", {y, g.int64s({-3})}, {{"axis", int64_t{0}}}), BuildError);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  // In range (negative indices count from the end), empty indices, or indices known only at run time.
+  EXPECT_EQ(sizes_of(g.op1("Gather", {y, g.int64s({-3, 2})}, {{"axis", int64_t{1}}})), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(sizes_of(g.op1("Gather", {x, g.constant(Tensor::int64s({}))}, {{"axis", int64_t{1}}})),
+            (std::vector<int64_t>{1, 0}));
+  Value* i = g.input("i", DType::Int64, dims({1}));
+  EXPECT_EQ(sizes_of(g.op1("Gather", {x, i}, {{"axis", int64_t{1}}})), (std::vector<int64_t>{1, 1}));
+}
+
 TEST(BuilderRobustness, ShapeLikeInputsOfTheWrongRankOrLengthAreRefused) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::Float64, dims({2, 3}));

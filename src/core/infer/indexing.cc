@@ -14,6 +14,18 @@ void gather(Node& node) {
   const Shape& idx = node.input(1)->shape;
   if (!in || !idx) return;
   const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), in->size(), node);
+  // Constant indices outside a static axis: ONNX Runtime would fail every run.
+  const Dim& size = (*in)[static_cast<size_t>(axis)];
+  if (size.is_known()) {
+    if (const auto indices = const_ints(node.input(1))) {
+      for (int64_t i : *indices) {
+        if (i < -size.size || i >= size.size) {
+          throw BuildError("index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+                           " of size " + std::to_string(size.size));
+        }
+      }
+    }
+  }
   std::vector<Dim> out(in->begin(), in->begin() + axis);
   out.insert(out.end(), idx->begin(), idx->end());
   out.insert(out.end(), in->begin() + axis + 1, in->end());
