@@ -349,7 +349,13 @@ def _disagreement(state, outputs, results, error, expected, expected_error, what
             return f"failed where {what} runs: {type(error).__name__}: {error}"
         return f"returned results where {what} raises {type(expected_error).__name__}: {expected_error}"
     for position, (got, k) in enumerate(zip(results, outputs, strict=True)):
-        tol = tolerance(state, k, output_spreads.get(k))
+        spread = output_spreads.get(k)
+        if spread is not None and np.shape(spread) != np.shape(expected[k]):
+            # The spreads are the reference's; FAST_RUN's output compared here
+            # has another shape (PyTensor's rewrite changed it; FUZZ_SEED=362432839:
+            # an arange's length), so they say nothing of its elements.
+            spread = None
+        tol = tolerance(state, k, spread)
         label = f"output {position} (v{k})"
         try:
             if tol is None:
