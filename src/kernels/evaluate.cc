@@ -41,9 +41,8 @@ struct Call {
   std::vector<int64_t> out_shape;
   size_t size;
   std::vector<char*> outputs;
-  std::vector<bool> scalar;            // per register
-  std::vector<uint64_t> scalar_value;  // per register holding a scalar
-  std::vector<size_t> block_code;      // instructions that run per block
+  const RunPlan* plan = nullptr;       // what the inputs of one element decide (run_plan.h)
+  std::vector<uint64_t> scalar_value;  // per register holding a scalar (plan->scalar)
   std::vector<int> reduced_index;      // per output: its column of `partials`, -1 unless reduced
   size_t num_reduced = 0;
   size_t blocks_per_task = kMaxBlocksPerTask;
@@ -176,9 +175,11 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   const size_t words = static_cast<size_t>(p.num_slots) * kBlock;
   if (scratch.size() < words) scratch.resize(words);
   thread_local std::vector<Operand> operands;
-  operands.assign(p.registers.size(), Operand{nullptr, false});
-  for (size_t r = 0; r < p.registers.size(); ++r) {
-    if (call.scalar[r]) operands[r] = {&call.scalar_value[r], true};
+  if (call.compiled == nullptr) {
+    operands.assign(p.registers.size(), Operand{nullptr, false});
+    for (size_t r = 0; r < p.registers.size(); ++r) {
+      if (call.plan->scalar[r]) operands[r] = {&call.scalar_value[r], true};
+    }
   }
   auto slot_data = [&](int r) {
     return reinterpret_cast<char*>(scratch.data() + static_cast<size_t>(p.slot[r]) * kBlock);
@@ -187,7 +188,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   for (size_t b = first_block; b < last_block; ++b) {
     const size_t start = b * kBlock;
     const size_t n = std::min(kBlock, call.size - start);
-    for (size_t i = 0; i < call.inputs.size(); ++i) {
+    for (size_t i = 0; i < call.inputs.size() && call.compiled == nullptr; ++i) {
       const InputView& in = call.inputs[i];
       if (in.kind == InputView::Full) {
         operands[i] = {in.data + start * in.itemsize, false};
@@ -219,7 +220,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
       run_compiled_block(call, start, n, slot_data, reduce);
       continue;
     }
-    for (size_t k : call.block_code) {
+    for (size_t k : call.plan->block_code) {
       const Instruction& ins = p.code[k];
       for (size_t a = 0; a < ins.args.size(); ++a) args[a] = operands[ins.args[a]];
       char* out = slot_data(ins.result);
@@ -242,6 +243,47 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
       }
     }
   }
+}
+
+// The plan for a run whose inputs hold one element where `scalar_inputs`
+// says (run_plan.h).
+RunPlan make_plan(const Program& p, const std::vector<bool>& scalar_inputs) {
+  RunPlan plan;
+  plan.scalar_inputs = scalar_inputs;
+  plan.scalar.assign(p.registers.size(), false);
+  for (size_t i = 0; i < scalar_inputs.size(); ++i) plan.scalar[i] = scalar_inputs[i];
+  for (size_t r = p.num_inputs(); r < p.registers.size(); ++r) {
+    if (!p.is_constant[r]) continue;
+    plan.scalar[r] = true;
+    plan.constants.push_back(static_cast<int>(r));
+  }
+  for (size_t k = 0; k < p.code.size(); ++k) {
+    const Instruction& ins = p.code[k];
+    const bool all_scalar =
+        std::all_of(ins.args.begin(), ins.args.end(), [&plan](int a) { return plan.scalar[static_cast<size_t>(a)]; });
+    if (all_scalar) {
+      plan.scalar_code.push_back(k);
+      plan.scalar[static_cast<size_t>(ins.result)] = true;
+    } else {
+      plan.block_code.push_back(k);
+    }
+  }
+  // A compiled block function written for inputs that are one element here,
+  // preferably for exactly those; else the blocks interpret.
+  for (size_t v = 0; v < p.compiled.size(); ++v) {
+    const CompiledBlock& variant = p.compiled[v];
+    if (variant.scalar_inputs.size() != scalar_inputs.size()) continue;
+    bool fits = true, exact = true;
+    for (size_t i = 0; i < scalar_inputs.size(); ++i) {
+      fits = fits && (scalar_inputs[i] || !variant.scalar_inputs[i]);
+      exact = exact && scalar_inputs[i] == variant.scalar_inputs[i];
+    }
+    if (fits && (plan.compiled < 0 || exact)) plan.compiled = static_cast<int>(v);
+  }
+  plan.cost = 0;
+  for (size_t k : plan.block_code) plan.cost += p.code[k].cost;
+  plan.cost = std::max<int64_t>(plan.cost, 1);
+  return plan;
 }
 
 }  // namespace
@@ -330,7 +372,6 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   call.size = size;
   call.outputs.clear();
   for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
-  call.block_code.clear();
   call.num_reduced = 0;
   call.reduced_index.assign(p.outputs.size(), -1);
   for (size_t j = 0; j < p.reductions.size(); ++j) {
@@ -381,8 +422,9 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   // Inputs are read in place when they have the output's shape, broadcast
   // as one value when they hold one element, gathered per block otherwise.
   const size_t rank = out_shape.size();
-  call.scalar.assign(p.registers.size(), false);
-  call.scalar_value.assign(p.registers.size(), 0);
+  thread_local std::vector<bool> scalar_inputs;
+  scalar_inputs.assign(inputs.size(), false);
+  call.scalar_value.resize(p.registers.size());
   call.inputs.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::vector<int64_t>& shape = inputs[i].shape;
@@ -394,7 +436,8 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
     for (int64_t d : shape) count *= static_cast<size_t>(d);
     if (count == 1) {
       view.kind = InputView::Scalar;
-      call.scalar[i] = true;
+      scalar_inputs[i] = true;
+      call.scalar_value[i] = 0;
       std::memcpy(&call.scalar_value[i], view.data, view.itemsize);
     } else if (count != size) {
       view.kind = InputView::Broadcast;
@@ -407,49 +450,25 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
       }
     }
   }
-  for (size_t r = p.num_inputs(); r < p.registers.size(); ++r) {
-    if (p.is_constant[r]) {
-      call.scalar[r] = true;
-      call.scalar_value[r] = p.constant_bits[r];
-    }
-  }
-  // Instructions whose operands are all scalars run once, here.
-  for (size_t k = 0; k < p.code.size(); ++k) {
-    const Instruction& ins = p.code[k];
-    bool all_scalar = true;
+  const RunPlan& plan = p.plans.find(scalar_inputs, [&p] { return make_plan(p, scalar_inputs); });
+  call.plan = &plan;
+  call.compiled = plan.compiled >= 0 ? &p.compiled[static_cast<size_t>(plan.compiled)] : nullptr;
+  if (call.compiled == nullptr) {
+    // Instructions whose operands are all scalars run once, here (a
+    // compiled block function computes them itself, once per block).
+    for (int r : plan.constants) call.scalar_value[r] = p.constant_bits[r];
     Operand args[kMaxArity];
-    for (size_t a = 0; a < ins.args.size(); ++a) {
-      all_scalar = all_scalar && call.scalar[ins.args[a]];
-      args[a] = {&call.scalar_value[ins.args[a]], true};
+    for (size_t k : plan.scalar_code) {
+      const Instruction& ins = p.code[k];
+      for (size_t a = 0; a < ins.args.size(); ++a) args[a] = {&call.scalar_value[ins.args[a]], true};
+      ins.loop(args, &call.scalar_value[ins.result], 1);
     }
-    if (!all_scalar) {
-      call.block_code.push_back(k);
-      continue;
-    }
-    ins.loop(args, &call.scalar_value[ins.result], 1);
-    call.scalar[ins.result] = true;
-  }
-
-  // A compiled block function (compiled.h) written for inputs that are one
-  // element here, preferably for exactly those; else the blocks interpret.
-  call.compiled = nullptr;
-  for (const CompiledBlock& variant : p.compiled) {
-    if (variant.scalar_inputs.size() != inputs.size()) continue;
-    bool fits = true, exact = true;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const bool one = call.inputs[i].kind == InputView::Scalar;
-      fits = fits && (one || !variant.scalar_inputs[i]);
-      exact = exact && one == variant.scalar_inputs[i];
-    }
-    if (fits && (call.compiled == nullptr || exact)) call.compiled = &variant;
   }
 
   // The work per element is that of the instructions left for the blocks:
   // work on scalars alone (a parameter's gammaln inlined into the kernel)
-  // ran once above and must not send a cheap loop to the pool.
-  int64_t cost = 0;
-  for (size_t k : call.block_code) cost += p.code[k].cost;
-  cost = std::max<int64_t>(cost, 1);
+  // runs once per run and must not send a cheap loop to the pool.
+  const int64_t cost = plan.cost;
   call.blocks_per_task =
       static_cast<size_t>(std::clamp<int64_t>(kTaskWork / (static_cast<int64_t>(kBlock) * cost), 1, kMaxBlocksPerTask));
   tasks = std::max<size_t>(1, (blocks + call.blocks_per_task - 1) / call.blocks_per_task);

@@ -15,6 +15,7 @@
 #include "compiled.h"
 #include "dtype.h"
 #include "ops.h"
+#include "run_plan.h"
 
 namespace pytensor_onnx::kernels {
 
@@ -61,6 +62,9 @@ struct Program {
   // Block functions of the program compiled by pytensor_onnx (compiled.h),
   // one per set of scalar inputs it was written for; empty: interpreted.
   std::vector<CompiledBlock> compiled;
+  // What evaluate decided per set of one-element inputs (run_plan.h). Set
+  // `compiled` before the first evaluation.
+  RunPlanCache plans;
 
   size_t num_inputs() const { return num_inputs_; }
   size_t num_inputs_ = 0;

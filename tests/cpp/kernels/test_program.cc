@@ -400,6 +400,35 @@ TEST(KernelOps, SciPysFunctionsAreOpsOnlyOnceSet) {
   EXPECT_EQ(y, (std::vector<float>{3.0f, -4.0f}));  // through the function, in float64, rounded
 }
 
+TEST(KernelProgram, PlansFollowWhichInputsHoldOneElement) {
+  // What a run decides from its one-element inputs is kept per set of them
+  // (run_plan.h): the 63 sets of six inputs with one array among them, twice (the second
+  // time from the kept plans, which hold 32; the rest are made again), and a
+  // copy of the program, which starts without plans. A plan of another set
+  // would read a 3-element input as one value, or one value as 3.
+  Program p = parse_program("float64 float64 float64 float64 float64 float64",
+                            "Mul float64 0 1;Add float64 6 2;Mul float64 7 3;Sub float64 8 4;Add float64 9 5", {10});
+  const std::vector<double> wide[6] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {-1, 0.5, 2}, {3, 1, 4}, {1, 5, 9}};
+  for (int round = 0; round < 2; ++round) {
+    for (int mask = 0; mask < 63; ++mask) {  // (63: all six alone, one element out)
+      std::vector<ArrayArg> inputs;
+      for (int i = 0; i < 6; ++i) {
+        if (mask & (1 << i)) inputs.push_back({&wide[i][0], {1}});  // its first element, alone
+        else inputs.push_back({wide[i].data(), {3}});
+      }
+      const std::vector<double> got = run<double>(p, inputs, 3);
+      for (size_t k = 0; k < 3; ++k) {
+        auto at = [&](int i) { return wide[i][(mask & (1 << i)) ? 0 : k]; };
+        EXPECT_EQ(got[k], (at(0) * at(1) + at(2)) * at(3) - at(4) + at(5)) << "set " << mask << ", position " << k;
+      }
+    }
+  }
+  const Program copy = p;
+  const std::vector<ArrayArg> all_wide = {{wide[0].data(), {3}}, {wide[1].data(), {3}}, {wide[2].data(), {3}},
+                                          {wide[3].data(), {3}}, {wide[4].data(), {3}}, {wide[5].data(), {3}}};
+  EXPECT_EQ(run<double>(copy, all_wide, 3)[2], (3.0 * 6 + 9) * 2 - 4 + 9);
+}
+
 TEST(KernelProgram, EmptyArraysRunNothing) {
   Program p = parse_program("float64", "Exp float64 0", {1});
   std::vector<double> input{1.0}, sentinel{-1.0};
