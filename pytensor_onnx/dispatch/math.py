@@ -24,8 +24,9 @@ import pytensor.scalar.basic as ps
 from pytensor.tensor.elemwise import CAReduce
 from pytensor.tensor.math import Argmax, Dot, MulWithoutZeros
 
+from pytensor_onnx import kernels
 from pytensor_onnx.compat import reduction_initial_value
-from pytensor_onnx.dispatch.basic import const, onnx_funcify
+from pytensor_onnx.dispatch.basic import const, kernels_enabled, onnx_funcify
 from pytensor_onnx.dispatch.utils import INT64_MAX, check, output_dtype
 
 
@@ -59,12 +60,25 @@ def check_nonempty_reduction(g, x, axes, result):
     return check(g, g.op("Greater", smallest, const(g, 0, "int64")), result)
 
 
+#: The dtypes of the kernel library's Reduce (max/min) nodes: those with NaN.
+REDUCE_KERNEL_DTYPES = frozenset({"float32", "float64"})
+
+
 def reduce(g, onnx_op, x, axes, keepdims=False):
     """ONNX reduction over `axes` (a list; [] reduces nothing), NumPy semantics
     for NaN: ReduceMax/ReduceMin in ONNX Runtime drop a NaN depending on where
     it sits, NumPy propagates it."""
     if not axes:
         return x
+    if onnx_op in ("ReduceMax", "ReduceMin") and x.dtype in REDUCE_KERNEL_DTYPES and kernels_enabled():
+        # One node of the kernel library in mode ONNX (src/kernels/
+        # reduce_kernel.h) for the six below; an empty set gives the
+        # identity, which the callers that may reduce one check.
+        g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
+        return g.op(
+            f"Reduce_{x.dtype}", x, domain=kernels.DOMAIN, reduction="max" if onnx_op == "ReduceMax" else "min",
+            axes=sorted(axes), keepdims=int(keepdims),
+        )
     result = g.op(onnx_op, x, axes=list(axes), keepdims=int(keepdims))
     if onnx_op in ("ReduceMax", "ReduceMin") and x.dtype.startswith("float"):
         has_nan = g.op("ReduceMax", g.cast(g.op("IsNaN", x), "uint8"), axes=list(axes), keepdims=int(keepdims))

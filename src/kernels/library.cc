@@ -16,6 +16,7 @@
 #include "linalg_kernel.h"
 #include "matmul_kernel.h"
 #include "ops.h"
+#include "reduce_kernel.h"
 #include "scipy_special.h"
 #include "ort_api.h"
 
@@ -31,6 +32,7 @@ struct Ops {
   std::vector<std::unique_ptr<LinalgOp>> linalg;
   std::vector<std::unique_ptr<MatMulOp>> matmul;
   std::vector<std::unique_ptr<CheckOp>> checks;
+  std::vector<std::unique_ptr<ReduceOp>> reductions;
   std::vector<OrtCustomOp*> all() const {
     std::vector<OrtCustomOp*> out;
     for (const auto& op : elemwise) out.push_back(op.get());
@@ -38,6 +40,7 @@ struct Ops {
     for (const auto& op : linalg) out.push_back(op.get());
     for (const auto& op : matmul) out.push_back(op.get());
     for (const auto& op : checks) out.push_back(op.get());
+    for (const auto& op : reductions) out.push_back(op.get());
     return out;
   }
 };
@@ -54,6 +57,7 @@ const Ops& kernel_ops() {
       for (DType dtype : linalg_kind_dtypes(kind)) made.linalg.push_back(std::make_unique<LinalgOp>(kind, dtype));
     }
     for (DType dtype : kMatMulDTypes) made.matmul.push_back(std::make_unique<MatMulOp>(dtype));
+    for (DType dtype : kReduceDTypes) made.reductions.push_back(std::make_unique<ReduceOp>(dtype));
     return made;
   }();
   return ops;

@@ -245,6 +245,28 @@ TEST(BuilderRobustness, ShapeLengthsBeyondAnyRankAreRefused) {
   EXPECT_EQ(g.op("Elemwise_float64", {x}, {{"rank", int64_t{3}}}, 1, kKernelDomain)[0]->rank(), 3u);
 }
 
+// The kernel library's Reduce node (max/min over axes): its input's shape
+// without the reduced axes, or with 1 there; axes that are not the input's,
+// or not in increasing order, are refused when built.
+TEST(BuilderRobustness, TheReduceKernelsShapeAndItsAxes) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, dims({2, -1, 5}));
+  auto reduce = [&](std::vector<int64_t> axes, int64_t keepdims) {
+    return g.op("Reduce_float64", {x}, {{"reduction", std::string("max")}, {"axes", axes}, {"keepdims", keepdims}}, 1,
+                kKernelDomain)[0];
+  };
+  EXPECT_EQ(sizes_of(reduce({1}, 0)), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(sizes_of(reduce({0, 2}, 0)), (std::vector<int64_t>{-1}));
+  EXPECT_EQ(sizes_of(reduce({0, 2}, 1)), (std::vector<int64_t>{1, -1, 1}));
+  EXPECT_EQ(reduce({0, 1, 2}, 0)->rank(), 0u);
+  EXPECT_EQ(reduce({1}, 0)->dtype, DType::Float64);
+  const size_t built = g.graph().num_nodes();
+  for (const std::vector<int64_t>& bad : {std::vector<int64_t>{3}, {-1}, {1, 0}, {1, 1}}) {
+    EXPECT_NE(build_error([&] { reduce(bad, 0); }).find("the Reduce kernel's axes"), std::string::npos);
+  }
+  EXPECT_EQ(g.graph().num_nodes(), built);
+}
+
 // Static sizes computed past int64 wrapped (signed overflow): Tile of a 2**40
 // dim by 2**40 inferred a dim of 0, a wrong shape. They are unknown now.
 TEST(BuilderRobustness, StaticSizesThatOverflowAreUnknown) {

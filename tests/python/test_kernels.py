@@ -25,6 +25,7 @@ from pytensor_onnx import compat, kernels
 from pytensor_onnx.dispatch.kernel import _KERNEL_NAMES
 from pytensor_onnx.testing import compare_onnx_and_py
 
+from helpers import compare_raises
 from test_scalar import all_pairs, edge_values
 
 def kernel_nodes(fn):
@@ -414,6 +415,46 @@ def test_all_and_any_of_a_fused_condition_are_part_of_its_kernel_node(rng):
             # squaring's terms in an order of LLVM's, not in position order.)
             np.testing.assert_allclose(got, want, rtol=1e-13)
             assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_max_and_min_with_numpys_nan_rule_are_one_kernel_node_each(rng, dtype):
+    # NumPy's max/min propagate NaN; ONNX Runtime's ReduceMax drops it
+    # depending on where it sits, so the portable form is six nodes
+    # (dispatch/math.py `reduce`). Mode ONNX: one Reduce node each.
+    x = pt.tensor("x", shape=(None, None, None), dtype=dtype)
+    outputs = [
+        pt.max(x),                             # every axis
+        pt.max(x, axis=1),                     # a middle one
+        pt.min(x, axis=(0, 2)),                # two, the innermost among them
+        pt.max(x, axis=-1, keepdims=True),     # keepdims
+        pt.min(x, axis=0),                     # the outermost
+    ]
+    with_nan = rng.normal(size=(3, 4, 5)).astype(dtype)
+    with_nan[1, 2, 3] = np.nan                 # one NaN: its slices are NaN
+    with_nan[2, :, :] = np.nan                 # a slice all NaN
+    with_nan[0, 0, 0], with_nan[0, 1, 0] = np.inf, -np.inf
+    infinite = np.full((2, 3, 4), -np.inf, dtype=dtype)
+    infinite[1, 1, 1] = np.inf
+    for value in [
+        rng.normal(size=(3, 4, 5)).astype(dtype),
+        with_nan,
+        infinite,
+        np.zeros((1, 1, 1), dtype=dtype),
+        rng.normal(size=(2, 300, 7)).astype(dtype),
+    ]:
+        fn, _ = compare_onnx_and_py([x], outputs, [value])
+        kinds = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+        assert kinds.count(f"Reduce_{dtype}") == len(outputs), kinds
+        assert "IsNaN" not in kinds and "ReduceMax" not in kinds, kinds
+    # Axes of length 0 that are not reduced: empty results.
+    fn, _ = compare_onnx_and_py([x], [pt.max(x, axis=1), pt.min(x, axis=(1, 2))], [np.zeros((0, 2, 3), dtype=dtype)])
+    # An axis of length 0 that is: NumPy raises, and so do both paths.
+    compare_raises([x], pt.max(x, axis=0), [np.zeros((0, 3, 2), dtype=dtype)], ValueError, "zero-size array",
+                   onnx_fails="check")
+    portable = pytensor.function([x], pt.max(x, axis=0), mode=pytensor_onnx.onnx_mode(kernels=False))
+    with pytest.raises(RuntimeError):
+        portable(np.zeros((0, 3, 2), dtype=dtype))
 
 
 def _single_thread():

@@ -113,6 +113,27 @@ Shape matmul_kernel_shape(const Node& node) {
   return out;
 }
 
+// The Reduce kernel: its input's shape without the axes it reduces, or with
+// 1 there (keepdims).
+Shape reduced_shape(const Node& node) {
+  const Shape& in = node.inputs.at(0)->shape;
+  const std::vector<int64_t> axes = node.attrs.get_ints("axes").value_or(std::vector<int64_t>{});
+  const bool keepdims = node.attrs.get_int("keepdims", 0) != 0;
+  if (!in) return std::nullopt;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k] < 0 || axes[k] >= static_cast<int64_t>(in->size()) || (k > 0 && axes[k] <= axes[k - 1])) {
+      throw BuildError("the Reduce kernel's axes must be distinct axes of its input in increasing order");
+    }
+  }
+  std::vector<Dim> dims;
+  for (size_t d = 0; d < in->size(); ++d) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+    if (!reduced) dims.push_back((*in)[d]);
+    else if (keepdims) dims.push_back(Dim::known(1));
+  }
+  return dims;
+}
+
 }  // namespace
 
 bool infer_kernel_node(Node& node) {
@@ -125,6 +146,11 @@ bool infer_kernel_node(Node& node) {
   if (node.op_type.substr(0, cut) == "Check") {  // its value, passed through (src/kernels/check_kernel.h)
     node.outputs.at(0)->dtype = dtype;
     node.outputs.at(0)->shape = node.inputs.at(0)->shape;
+    return true;
+  }
+  if (node.op_type.substr(0, cut) == "Reduce") {  // src/kernels/reduce_kernel.h
+    node.outputs.at(0)->dtype = dtype;
+    node.outputs.at(0)->shape = reduced_shape(node);
     return true;
   }
   if (node.op_type.substr(0, cut) == "MatMul") {
