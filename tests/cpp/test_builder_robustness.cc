@@ -245,6 +245,17 @@ TEST(BuilderRobustness, ShapeLengthsBeyondAnyRankAreRefused) {
   EXPECT_EQ(g.op("Elemwise_float64", {x}, {{"rank", int64_t{3}}}, 1, kKernelDomain)[0]->rank(), 3u);
 }
 
+// A Cast without its attribute 'to' names no dtype: refused when built
+// (FUZZ_SEED=1745063155, the core fuzzer's hostile attributes; the model
+// failed ONNX's checker).
+TEST(BuilderRobustness, ACastNeedsItsTargetDtype) {
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, dims({}));
+  EXPECT_NE(build_error([&] { g.op1("Cast", {x}); }).find("Cast needs its attribute 'to'"), std::string::npos);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  EXPECT_EQ(g.op1("Cast", {x}, {{"to", static_cast<int64_t>(DType::Int32)}})->dtype, DType::Int32);
+}
+
 // The kernel library's Reduce node (max/min over axes): its input's shape
 // without the reduced axes, or with 1 there; axes that are not the input's,
 // or not in increasing order, are refused when built.

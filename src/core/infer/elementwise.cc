@@ -21,6 +21,9 @@ void broadcast_inputs(Node& node) {
 void same_as_input(Node& node) { node.outputs[0]->shape = keep_dtype(node); }
 
 void cast(Node& node) {
+  // (Without it the model names no dtype for the result: the ONNX checker
+  // refuses it, and the builder could not type what reads it.)
+  if (!node.attrs.has("to")) throw BuildError("Cast needs its attribute 'to', the dtype to cast to");
   set_dtypes(node, static_cast<DType>(node.attrs.get_int("to", 0)));
   node.outputs[0]->shape = first_shape(node);
 }
