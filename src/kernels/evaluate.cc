@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "pairwise.h"
+
 namespace pytensor_onnx::kernels {
 namespace {
 
@@ -290,27 +292,18 @@ RunPlan make_plan(const Program& p, const std::vector<bool>& scalar_inputs) {
 
 double numpy_sum(const double* a, size_t n) {
   // NumPy's pairwise summation (its add.reduce over a contiguous array):
-  // fewer than 8 values in order from 0; up to 128 in eight running sums,
-  // combined as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), the
-  // rest added after; more split at a multiple of 8 near the middle.
-  if (n < 8) {
-    double total = 0.0;
-    for (size_t k = 0; k < n; ++k) total += a[k];
-    return total;
-  }
-  if (n <= 128) {
-    double r[8];
-    for (size_t j = 0; j < 8; ++j) r[j] = a[j];
-    size_t k = 8;
-    for (; k < n - n % 8; k += 8) {
-      for (size_t j = 0; j < 8; ++j) r[j] += a[k + j];
-    }
-    double total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; k < n; ++k) total += a[k];
-    return total;
-  }
+  // fewer than 8 values in order from 0; up to 128 (a leaf) in eight
+  // running sums, combined as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 +
+  // s7)), the rest added after; more split at a multiple of 8 near the
+  // middle. Where both halves are leaves they run together (pairwise.h).
+  if (n <= kPairwiseLeaf) return leaf_sum(a, n);
   size_t half = n / 2;
   half -= half % 8;
+  if (n - half <= kPairwiseLeaf) {  // (half <= n - half: both are leaves)
+    double sums[2];
+    two_leaf_sums(a, half, a + half, n - half, sums);
+    return sums[0] + sums[1];
+  }
   return numpy_sum(a, half) + numpy_sum(a + half, n - half);
 }
 
