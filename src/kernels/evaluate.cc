@@ -26,7 +26,13 @@ constexpr int64_t kParallelWork = 1 << 18;
 // down to one block of a costly one): 16 blocks of a program of cost 2.
 constexpr int64_t kTaskWork = 16 * static_cast<int64_t>(kBlock) * 2;
 constexpr size_t kMaxBlocksPerTask = 16;
-// A thread keeps the buffer of summed outputs' terms up to this many values.
+// A compiled block writes its reduced outputs into a thread's buffer, one
+// after the other this many 8-byte words apart: a block's worth and a cache
+// line, so that the outputs' stores are not 4 KiB apart (x86 then takes
+// loads and stores at the same low address bits for conflicts).
+constexpr size_t kReducedStride = kBlock + 8;
+// A thread keeps the buffer of position-order sums' terms up to this many
+// values (and of pairwise sums' leaf sums up to a 64th of it).
 constexpr size_t kKeptTerms = 1 << 22;
 
 // One input as the block loop reads it.
@@ -52,10 +58,18 @@ struct Call {
   // one call write disjoint entries, so the runs that share the call may
   // write them.
   mutable std::vector<double> partials;
-  // A summed output's terms (per summed output, `size` values), added once
-  // every block has run: pairwise as NumPy adds (or in position order), the
-  // same bits whichever threads computed them.
+  // A position-order sum's terms (per reduced output, `size` values), added
+  // once every block has run: the same bits whichever threads computed them.
   mutable std::vector<double> terms;
+  // Pairwise sums (Reduction::Sum): the leaves of NumPy's summation tree
+  // (pairwise.h), starting at leaf_start[l] (and leaf_start.back() == size);
+  // blocks are whole leaves, block b from position block_start[b] and leaf
+  // block_leaf[b], so each block adds its own leaves' values while they are
+  // in cache, into leaf_sums (per reduced output, one value per leaf). The
+  // tree over the leaves' sums is added once every block has run. Empty
+  // block_start: blocks of kBlock positions.
+  std::vector<size_t> leaf_start, block_start, block_leaf;
+  mutable std::vector<double> leaf_sums;
   // The compiled block function this call runs (compiled.h), or none: the
   // instructions are interpreted.
   const CompiledBlock* compiled = nullptr;
@@ -124,6 +138,60 @@ void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start
   }
 }
 
+// Whether the pairwise sums of this run are added block by block, each
+// block's leaves while its values are in cache (Call::leaf_start), rather
+// than kept as terms and added after every block ran. From kSumsInBlocksMin
+// positions on: below it the terms stay in cache anyway, and blocks of
+// whole leaves (not a multiple of the compiled loop's vector step) left a
+// scalar remainder in every block (PyMC Normal on 1e4 observations: 10.1 us
+// with terms, 12 us in blocks; on 1e6, 1.64 ms with terms, 0.35 ms in blocks).
+constexpr size_t kSumsInBlocksMin = size_t{1} << 15;
+bool sums_in_blocks(const Call& call) { return !call.block_start.empty(); }
+
+// NumPy adds a sum in chunks of this many positions, the chunks in order
+// (NumPy 2.0's buffer: Program::sum_chunk), or all at once.
+size_t sum_chunk(const Program& p, size_t size) {
+  return p.sum_chunk > 0 ? static_cast<size_t>(p.sum_chunk) : std::max<size_t>(size, 1);
+}
+
+// The leaves of NumPy's pairwise summation of [start, start + n), in order.
+void add_leaves(size_t start, size_t n, std::vector<size_t>& leaf_start) {
+  if (n <= kPairwiseLeaf) {
+    leaf_start.push_back(start);
+    return;
+  }
+  size_t half = n / 2;
+  half -= half % 8;
+  add_leaves(start, half, leaf_start);
+  add_leaves(start + half, n - half, leaf_start);
+}
+
+// NumPy's pairwise sum of n positions from the sums of its leaves, taken in
+// order from `leaf_sums` (numpy_sum's splits).
+double pairwise_tree(size_t n, const double*& leaf_sums) {
+  if (n <= kPairwiseLeaf) return *leaf_sums++;
+  size_t half = n / 2;
+  half -= half % 8;
+  const double left = pairwise_tree(half, leaf_sums);
+  return left + pairwise_tree(n - half, leaf_sums);
+}
+
+// Leaves of every chunk, and blocks of whole leaves of up to kBlock positions.
+void plan_leaf_blocks(Call& call, size_t chunk) {
+  for (size_t start = 0; start < call.size; start += chunk) add_leaves(start, std::min(chunk, call.size - start), call.leaf_start);
+  call.leaf_start.push_back(call.size);
+  const size_t num_leaves = call.leaf_start.size() - 1;
+  for (size_t l = 0; l < num_leaves;) {
+    call.block_start.push_back(call.leaf_start[l]);
+    call.block_leaf.push_back(l);
+    const size_t limit = call.leaf_start[l] + kBlock;
+    ++l;  // (a leaf holds at most kPairwiseLeaf <= kBlock positions)
+    while (l < num_leaves && call.leaf_start[l + 1] <= limit) ++l;
+  }
+  call.block_start.push_back(call.size);
+  call.block_leaf.push_back(num_leaves);
+}
+
 // One block through the compiled function: inputs it reads as arrays are
 // the input's own elements, or gathered (broadcast) or filled (one element)
 // into their slots; outputs are written in place, or into a buffer that
@@ -140,7 +208,7 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
   std::vector<uint64_t>& reduced = reduced_of_thread;
   inputs.resize(call.inputs.size());
   outputs.resize(p.outputs.size());
-  if (reduced.size() < call.num_reduced * kBlock) reduced.resize(call.num_reduced * kBlock);
+  if (reduced.size() < call.num_reduced * kReducedStride) reduced.resize(call.num_reduced * kReducedStride);
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const InputView& in = call.inputs[i];
     if (scalar[i]) {
@@ -155,10 +223,10 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
     }
   }
   for (size_t j = 0; j < p.outputs.size(); ++j) {
-    if (call.reduced_index[j] >= 0 && is_sum(p.reductions[j])) {
+    if (call.reduced_index[j] >= 0 && is_sum(p.reductions[j]) && !(sums_in_blocks(call) && p.reductions[j] == Reduction::Sum)) {
       outputs[j] = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;
     } else if (call.reduced_index[j] >= 0) {
-      outputs[j] = reduced.data() + static_cast<size_t>(call.reduced_index[j]) * kBlock;
+      outputs[j] = reduced.data() + static_cast<size_t>(call.reduced_index[j]) * kReducedStride;
     } else {
       outputs[j] = call.outputs[j] + start * dtype_size(p.registers[p.outputs[j]]);
     }
@@ -187,9 +255,11 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
     return reinterpret_cast<char*>(scratch.data() + static_cast<size_t>(p.slot[r]) * kBlock);
   };
   Operand args[kMaxArity];
+  thread_local std::vector<double> filled;  // a one-value output, filled, for its leaves' sums
   for (size_t b = first_block; b < last_block; ++b) {
-    const size_t start = b * kBlock;
-    const size_t n = std::min(kBlock, call.size - start);
+    const bool leaf_blocks = !call.block_start.empty();
+    const size_t start = leaf_blocks ? call.block_start[b] : b * kBlock;
+    const size_t n = leaf_blocks ? call.block_start[b + 1] - start : std::min(kBlock, call.size - start);
     for (size_t i = 0; i < call.inputs.size() && call.compiled == nullptr; ++i) {
       const InputView& in = call.inputs[i];
       if (in.kind == InputView::Full) {
@@ -202,7 +272,26 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
     // Output j's reduction over this block's values (`scalar`: one value for
     // all n): a sum's terms are kept, an all/any is taken here.
     auto reduce = [&](size_t j, const void* data, bool scalar) {
-      if (is_sum(p.reductions[j])) {
+      if (p.reductions[j] == Reduction::Sum && leaf_blocks) {
+        const double* values = static_cast<const double*>(data);
+        if (scalar) {
+          filled.assign(n, values[0]);
+          values = filled.data();
+        }
+        const size_t num_leaves = call.leaf_start.size() - 1;
+        double* sums = call.leaf_sums.data() + static_cast<size_t>(call.reduced_index[j]) * num_leaves;
+        size_t l = call.block_leaf[b];
+        for (; l + 1 < call.block_leaf[b + 1]; l += 2) {
+          const size_t a = call.leaf_start[l], mid = call.leaf_start[l + 1], end = call.leaf_start[l + 2];
+          if (mid - a < 8 || end - mid < 8) break;  // (a leaf of fewer than 8: only a whole sum of < 8)
+          two_leaf_sums(values + (a - start), mid - a, values + (mid - start), end - mid, sums + l);
+        }
+        for (; l < call.block_leaf[b + 1]; ++l) {
+          sums[l] = leaf_sum(values + (call.leaf_start[l] - start), call.leaf_start[l + 1] - call.leaf_start[l]);
+        }
+        return;
+      }
+      if (is_sum(p.reductions[j])) {  // (terms, added after every block ran)
         const double* values = static_cast<const double*>(data);
         double* dst = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size + start;
         if (values != dst) {
@@ -370,7 +459,14 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   for (size_t j = 0; j < p.reductions.size(); ++j) {
     if (p.reductions[j] != Reduction::None) call.reduced_index[j] = static_cast<int>(call.num_reduced++);
   }
-  const size_t blocks = (size + kBlock - 1) / kBlock;
+  call.leaf_start.clear();
+  call.block_start.clear();
+  call.block_leaf.clear();
+  if (size >= kSumsInBlocksMin &&
+      std::any_of(p.reductions.begin(), p.reductions.end(), [](Reduction r) { return r == Reduction::Sum; })) {
+    plan_leaf_blocks(call, sum_chunk(p, size));
+  }
+  const size_t blocks = call.block_start.empty() ? (size + kBlock - 1) / kBlock : call.block_start.size() - 1;
   size_t tasks = 1;  // (set below, once the instructions run per element are known)
   // The reductions: each task's, taken in task order.
   auto write_reductions = [&call, &p, &tasks] {
@@ -378,12 +474,19 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
       if (call.reduced_index[j] < 0) continue;
       const double* partial = call.partials.data() + call.reduced_index[j];
       if (is_sum(p.reductions[j])) {
-        const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
         double total = 0.0;
-        if (p.reductions[j] == Reduction::Sum) {
-          const size_t chunk = p.sum_chunk > 0 ? static_cast<size_t>(p.sum_chunk) : std::max<size_t>(call.size, 1);
+        const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
+        if (p.reductions[j] == Reduction::Sum && !sums_in_blocks(call)) {
+          const size_t chunk = sum_chunk(p, call.size);
           for (size_t start = 0; start < call.size; start += chunk) {
             total += numpy_sum(terms + start, std::min(chunk, call.size - start));
+          }
+        } else if (p.reductions[j] == Reduction::Sum) {
+          const size_t num_leaves = call.leaf_start.empty() ? 0 : call.leaf_start.size() - 1;  // (none when empty)
+          const double* sums = call.leaf_sums.data() + static_cast<size_t>(call.reduced_index[j]) * num_leaves;
+          const size_t chunk = sum_chunk(p, call.size);
+          for (size_t start = 0; start < call.size; start += chunk) {
+            total += pairwise_tree(std::min(chunk, call.size - start), sums);
           }
         } else {
           for (size_t k = 0; k < call.size; ++k) total += terms[k];
@@ -468,11 +571,17 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   start_partials();
   const bool worth_threads = size >= kParallelMin || static_cast<int64_t>(size) * cost >= kParallelWork;
   const ParallelFor* pool = worth_threads ? parallel : nullptr;
-  if (std::any_of(p.reductions.begin(), p.reductions.end(), is_sum)) call.terms.resize(call.num_reduced * size);
+  if (std::any_of(p.reductions.begin(), p.reductions.end(), [&call](Reduction r) {
+        return r == Reduction::SequentialSum || (r == Reduction::Sum && !sums_in_blocks(call));
+      })) {
+    call.terms.resize(call.num_reduced * size);
+  }
+  if (!call.leaf_start.empty()) call.leaf_sums.resize(call.num_reduced * (call.leaf_start.size() - 1));
   run_chunked(blocks, call.blocks_per_task, pool,
               [&call](size_t first, size_t last) { run_blocks(call, first, last); });
   write_reductions();
   if (call.terms.size() > kKeptTerms) std::vector<double>().swap(call.terms);  // (a large array's terms go)
+  if (call.leaf_sums.size() > kKeptTerms / 64) std::vector<double>().swap(call.leaf_sums);  // (a leaf: >= 64 values)
 }
 
 void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,

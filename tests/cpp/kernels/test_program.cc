@@ -357,6 +357,44 @@ TEST(KernelProgram, SummedOutputsAddChunksInOrderWhereNumPyDoes) {
   EXPECT_NE(summed, 0.0 + numpy_sum(squares.data(), 20));  // (the chunks show here)
 }
 
+TEST(KernelProgram, LargeSumsAddedBlockByBlockKeepNumPysTree) {
+  // From 2^15 positions a pairwise sum is added block by block (evaluate.cc
+  // kSumsInBlocksMin): blocks of whole leaves of NumPy's tree. With NumPy
+  // 2.0's chunks (the last one 5 values: a leaf of fewer than 8), beside a
+  // position-order sum, an all() and a summed constant (one value per
+  // block, filled), on the pool's tasks in reverse order.
+  const size_t n = 3 * 8192 + 5 + 33000;  // (>= 2^15; halves that are not multiples of 16)
+  std::vector<double> x(n), terms(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = std::sin(static_cast<double>(i)) + 1e-3 * std::cos(3.0 * static_cast<double>(i));
+    terms[i] = std::exp(x[i]);
+  }
+  const ParallelFor in_reverse = [](size_t count, const std::function<void(size_t)>& task) {
+    for (size_t t = count; t-- > 0;) task(t);
+  };
+  for (int64_t chunk : {int64_t{0}, int64_t{8192}}) {
+    Program p = parse_program("float64", "Exp float64 0;Const float64 0.1;GE bool 1 1", {1, 0, 2, 3});
+    set_output_reductions(p, {1, 4, 1, 2});
+    p.sum_chunk = chunk;
+    double sum_terms = -1, in_order = -1, sum_tenths = -1;
+    bool all_nonnegative = false;
+    const std::vector<int64_t> shape{static_cast<int64_t>(n)};
+    evaluate(p, {{x.data(), shape}}, shape, {&sum_terms, &in_order, &sum_tenths, &all_nonnegative}, &in_reverse);
+    const size_t step = chunk > 0 ? static_cast<size_t>(chunk) : n;
+    const std::vector<double> tenths(n, 0.1);
+    double expected_terms = 0.0, expected_tenths = 0.0, expected_in_order = 0.0;
+    for (size_t start = 0; start < n; start += step) {
+      expected_terms += numpy_sum(terms.data() + start, std::min(step, n - start));
+      expected_tenths += numpy_sum(tenths.data() + start, std::min(step, n - start));
+    }
+    for (double v : x) expected_in_order += v;
+    EXPECT_EQ(sum_terms, expected_terms) << chunk;
+    EXPECT_EQ(sum_tenths, expected_tenths) << chunk;
+    EXPECT_EQ(in_order, expected_in_order) << chunk;
+    EXPECT_TRUE(all_nonnegative);
+  }
+}
+
 TEST(KernelProgram, NumpySumAddsPairwise) {
   // Worked by hand (NumPy's add.reduce gives the same): 1e16 + 1 rounds to
   // 1e16, so the order decides what survives.
