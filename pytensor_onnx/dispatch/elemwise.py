@@ -39,11 +39,17 @@ def _elemwise(op, node, g, *inputs):
 def _dimshuffle(op, node, g, x):
     # DimShuffle.perform: transpose(shuffle + drop), drop the (size-1) trailing
     # axes, then insert the "x" axes at `augment`.
-    transposition = list(op.shuffle) + list(op.drop)
-    if transposition != list(range(len(transposition))):
-        x = g.op("Transpose", x, perm=transposition)
-    if op.drop:
-        x = g.op("Squeeze", x, axes=list(range(len(op.shuffle), op.input_ndim)))
+    # The dropped axes have length 1: where the kept ones stay in order, they
+    # are squeezed where they are (moving them is no change of the data; a
+    # Transpose would copy it: the gemv form `(v[None, :] @ A)[0]`).
+    if op.drop and list(op.shuffle) == sorted(op.shuffle):
+        x = g.op("Squeeze", x, axes=sorted(op.drop))
+    else:
+        transposition = list(op.shuffle) + list(op.drop)
+        if transposition != list(range(len(transposition))):
+            x = g.op("Transpose", x, perm=transposition)
+        if op.drop:
+            x = g.op("Squeeze", x, axes=list(range(len(op.shuffle), op.input_ndim)))
     if op.augment:
         x = g.op("Unsqueeze", x, axes=list(op.augment))
     return x

@@ -110,5 +110,70 @@ TEST(FoldTransposesIntoKernels, StacksSwapTheirLastTwoDimsOnlyAndOtherReadersKee
   EXPECT_EQ(count(g.graph(), "Transpose"), 2u);  // still read by Exp and by the other product
 }
 
+Value* unsqueeze(GraphBuilder& g, Value* x, int64_t axis) {
+  return g.op1("Unsqueeze", {x, g.constant(Tensor::int64s({axis}))});
+}
+
+Value* squeeze(GraphBuilder& g, Value* x, int64_t axis) {
+  return g.op1("Squeeze", {x, g.constant(Tensor::int64s({axis}))});
+}
+
+TEST(FoldVectorAxesIntoKernels, AProductWithAVectorMadeAMatrixTakesTheVector) {
+  GraphBuilder g(18);
+  Value* a = g.input("a", DType::Float64, sym_shape());           // (n, 3)
+  Value* w = g.input("w", DType::Float64, shape_of_sizes({3}));
+  Value* v = g.input("v", DType::Float64, std::vector<Dim>{Dim::named("n")});
+  // a @ w[:, None] then [:, 0]; v[None, :] @ a then [0, :] (axes counted from the end too).
+  Value* right = g.op1("Exp", {squeeze(g, matmul_kernel(g, a, unsqueeze(g, w, -1)), -1)});
+  Value* left = g.op1("Exp", {squeeze(g, matmul_kernel(g, unsqueeze(g, v, 0), a), 0)});
+  // The matrix read transposed: w[None, :] @ a.T then [0, :] is w @ a.T.
+  Value* by_rows = g.op1("Exp", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 0), a, {{"trans_b", int64_t{1}}}), 0)});
+  g.output(right, "right");
+  g.output(left, "left");
+  g.output(by_rows, "by_rows");
+  EXPECT_GT(optimize_graph(g.graph()), 0);
+  EXPECT_EQ(count(g.graph(), "Unsqueeze"), 0u);
+  EXPECT_EQ(count(g.graph(), "Squeeze"), 0u);
+  const Node* product = right->producer->inputs[0]->producer;
+  EXPECT_EQ(product->inputs[0], a);
+  EXPECT_EQ(product->inputs[1], w);
+  const Shape& shape = right->producer->inputs[0]->shape;
+  ASSERT_TRUE(shape && shape->size() == 1);
+  EXPECT_TRUE((*shape)[0].same_as((*a->shape)[0]));
+  product = left->producer->inputs[0]->producer;
+  EXPECT_EQ(product->inputs[0], v);
+  EXPECT_EQ(product->inputs[1], a);
+  EXPECT_EQ(sizes(left->producer->inputs[0]), (std::vector<int64_t>{3}));
+  product = by_rows->producer->inputs[0]->producer;
+  EXPECT_EQ(product->inputs[0], w);
+  EXPECT_EQ(product->attrs.get_int("trans_b", 0), 1);
+  ASSERT_TRUE(by_rows->shape && by_rows->shape->size() == 1);
+}
+
+TEST(FoldVectorAxesIntoKernels, OtherShapesAndReadersKeepTheirNodes) {
+  GraphBuilder g(18);
+  Value* a = g.input("a", DType::Float64, shape_of_sizes({4, 3}));
+  Value* w = g.input("w", DType::Float64, shape_of_sizes({3}));
+  Value* row = g.input("row", DType::Float64, shape_of_sizes({1, 3}));
+  Value* stack = g.input("s", DType::Float64, shape_of_sizes({2, 3, 5}));
+  // The product read by another node too; the vector's operand read
+  // transposed (a column read as a row); the
+  // Squeeze of another axis; the Squeeze's result a graph output; a stack
+  // on the right of a row vector.
+  Value* shared = matmul_kernel(g, a, unsqueeze(g, w, 1));
+  g.output(g.op1("Exp", {squeeze(g, shared, 1)}), "shared");
+  g.output(shared, "product");
+  g.output(g.op1("Exp", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 1), a, {{"trans_a", int64_t{1}}, {"trans_b", int64_t{1}}}),
+                                  0)}),
+           "transposed");
+  g.output(g.op1("Exp", {squeeze(g, matmul_kernel(g, row, unsqueeze(g, w, 1)), 0)}), "other_axis");
+  Value* w2 = g.input("w2", DType::Float64, shape_of_sizes({3}));
+  g.output(squeeze(g, matmul_kernel(g, a, unsqueeze(g, w2, 1)), 1), "named");
+  g.output(g.op1("Exp", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 0), stack), 1)}), "stack");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Squeeze"), 5u);
+  EXPECT_EQ(count(g.graph(), "MatMul_float64"), 5u);
+}
+
 }  // namespace
 }  // namespace pytensor_onnx

@@ -248,6 +248,32 @@ def test_a_shared_matrix_is_read_itself_with_trans_a(rng):
         np.testing.assert_array_equal(got, want)
 
 
+def test_a_vector_made_a_matrix_is_multiplied_as_the_vector(rng):
+    # PyTensor writes X @ w as (X @ w[:, None])[:, 0] and v @ X as
+    # (v[None, :] @ X)[0]: the kernel multiplies by the vector itself (the
+    # core's fold_vector_axes_into_matmul_kernels), no Unsqueeze or Squeeze,
+    # with the bits of SciPy's gemv, the routine the kernel calls for a
+    # matrix and a vector (or a matrix of one column) either way.
+    X = pt.tensor("X", dtype="float64", shape=(50, 20))
+    w, v = pt.tensor("w", dtype="float64", shape=(20,)), pt.tensor("v", dtype="float64", shape=(50,))
+    # (Doubled, which is exact: a product that is itself an output keeps its
+    # Squeeze, whose name the output has.)
+    outputs = [pt.dot(X, w) * 2, pt.dot(v, X) * 2, pt.dot(X.T, v) * 2, pt.dot(X, w / 2)]
+    values = [rng.normal(size=(50, 20)), rng.normal(size=20), rng.normal(size=50)]
+    fn, results = compare_onnx_and_py([X, w, v], outputs, values, rtol=1e-13, atol=1e-14)
+    kinds = [n.op_type for n in nodes(fn)]
+    assert kinds.count("MatMul_float64") == 4, kinds
+    assert kinds.count("Squeeze") == kinds.count("Unsqueeze") == 1 and "Transpose" not in kinds, kinds
+    from scipy.linalg import blas
+
+    x, wv, vv = values
+    # (The kernel reads row-major X as column-major X.T: x.T here, no copy.)
+    gemv = [blas.dgemv(1.0, x.T, wv, trans=1), blas.dgemv(1.0, x.T, vv), blas.dgemv(1.0, x.T, vv)]
+    for got, product in zip(results, gemv, strict=False):
+        np.testing.assert_array_equal(got, product * 2)
+    np.testing.assert_array_equal(results[3], blas.dgemv(1.0, x.T, wv / 2, trans=1))
+
+
 def test_kernels_off_keep_onnx_matmul(rng):
     a, b = tensor("a", 2), tensor("b", 2)
     off = pytensor.function([a, b], pt.dot(a.T, b), mode=pytensor_onnx.onnx_mode(kernels=False))

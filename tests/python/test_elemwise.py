@@ -11,6 +11,7 @@ import pytest
 from pytensor.compile.ops import DeepCopyOp, ViewOp, view_op
 from pytensor.tensor.elemwise import DimShuffle, Elemwise
 
+import pytensor_onnx
 from pytensor_onnx.testing import compare_onnx_and_py
 
 from helpers import ALL_DTYPES
@@ -144,6 +145,8 @@ DIMSHUFFLES = [
     pytest.param((1, 1), (), (1, 1), id="0d-out"),
     pytest.param((1,), ("x",), (1,), id="drop-and-expand"),
     pytest.param((None, None, None), (1, 2, 0), (0, 2, 3), id="empty-transpose"),
+    pytest.param((1, None, 1, None), (1, 3), (1, 4, 1, 2), id="drop-in-place"),
+    pytest.param((1, None, 1, None), (3, 1), (1, 4, 1, 2), id="drop-and-transpose"),
 ]
 
 
@@ -170,6 +173,15 @@ def test_dimshuffle_feeds_broadcasting(rng):
     y = pt.tensor("y", dtype="int32", shape=(None,))
     out = x.dimshuffle("x", 0) - y.dimshuffle(0, "x")
     compare_onnx_and_py([x, y], [out, out.T], [sample(rng, (4,), "float32"), sample(rng, (3,), "int32")])
+
+
+def test_dropping_axes_where_the_rest_stay_in_order_is_one_squeeze(rng):
+    # The dropped axes have length 1: no Transpose (a copy) in front of the Squeeze.
+    x = pt.tensor("x", dtype="float64", shape=(1, None, 1, None))
+    out = x.dimshuffle(1, 3)
+    fn, _ = compare_onnx_and_py([x], [out], [sample(rng, (1, 4, 1, 2), "float64")])
+    assert [n.op_type for n in fn.maker.linker.onnx_model.graph.node] == ["Squeeze"]
+    assert [n.op_type for n in pytensor_onnx.export_onnx([x], [out]).graph.node] == ["Squeeze"]
 
 
 def test_dimshuffle_unrewritten(rng):

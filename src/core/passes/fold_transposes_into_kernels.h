@@ -1,5 +1,6 @@
 // Lets the kernel library's MatMul nodes read a transposed matrix operand
-// in place, instead of after a Transpose that copies it.
+// in place, instead of after a Transpose that copies it, and multiply by a
+// vector without the axes that made it a matrix.
 #pragma once
 #include "../ir.h"
 namespace pytensor_onnx {
@@ -14,4 +15,13 @@ namespace pytensor_onnx {
 // Returns true if the graph changed (the bypassed nodes are left for the
 // dead-node pass).
 bool fold_transposes_into_matmul_kernels(Graph& graph);
+
+// A MatMul kernel node that multiplies by a vector made a matrix, and whose
+// result only a Squeeze of that axis reads (PyTensor's gemv form of a
+// matrix-vector product: `A @ v[:, None]` then `[:, 0]`, or `v[None, :] @ B`
+// then `[0, :]`), multiplies by the vector itself and gives the Squeeze's
+// result: NumPy's matmul of a vector, the same BLAS call (gemv) and bits,
+// two nodes fewer. Returns true if the graph changed (the Unsqueeze is left
+// for the dead-node pass).
+bool fold_vector_axes_into_matmul_kernels(Graph& graph);
 }  // namespace pytensor_onnx

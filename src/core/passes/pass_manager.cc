@@ -37,6 +37,7 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     changed |= remove_redundant_casts_and_identities(graph);
     changed |= fold_leading_axes_into_kernels(graph);
     changed |= fold_transposes_into_matmul_kernels(graph);
+    changed |= fold_vector_axes_into_matmul_kernels(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
     changed |= deduplicate_initializers(graph);
     if (options.cse) changed |= eliminate_common_subexpressions(graph, options.functions);
