@@ -602,6 +602,13 @@ def local_onnx_inline_one_element_producers(fgraph, node):
         rebuilt = inner_node.op.make_node(*(env.get(v, v) for v in inner_node.inputs)).outputs
         env.update(zip(inner_node.outputs, rebuilt, strict=True))
     outputs = [env.get(v, v) for v in composite.fgraph.outputs]
+    # Where every input was inlined, the producers' inputs may have fewer
+    # dims than the node's outputs (a Composite on ExpandDims of exp(x) for a
+    # scalar x): axes in front keep the outputs' rank (the kernel node reads
+    # past them, src/core/passes/fold_into_kernels.h).
+    ndim = node.outputs[0].type.ndim
+    outer_inputs = [v if v.type.ndim >= ndim else v.dimshuffle(["x"] * (ndim - v.type.ndim) + list(range(v.type.ndim)))
+                    for v in outer_inputs]
     new = Elemwise(ps.Composite(inner_inputs, outputs)).make_node(*outer_inputs).outputs
     if any(a.type != b.type for a, b in zip(node.outputs, new, strict=True)):
         return None

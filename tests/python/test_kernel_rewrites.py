@@ -85,6 +85,31 @@ def test_inlined_producers_of_every_rank_and_empty_readers(shape, rng):
     assert node_types(fn) == ["Elemwise_float64"], node_types(fn)
 
 
+def test_a_kernel_whose_every_input_is_inlined_keeps_its_outputs_rank():
+    # The Student-t regression's gradient: a Composite on ExpandDims of
+    # exp(nu_log) and exp(sigma_log), scalars that 0-d work reads too. With
+    # both inlined it reads the scalars themselves, given a leading axis so
+    # that its outputs keep their shape (1,) (the kernel node reads past
+    # it): no Exp node of its own.
+    pm = pytest.importorskip("pymc")
+    from pymc_models import MODELS_BY_NAME
+    from pytensor_onnx.testing import PY_MODE
+
+    model = MODELS_BY_NAME["student_t_regression"].build()
+    logp = model.logp()
+    outputs = [logp, *pytensor.grad(logp, model.value_vars)]
+    point = model.initial_point()
+    values = [np.asarray(point[v.name]) + 0.1 for v in model.value_vars]
+    fn = pytensor.function(model.value_vars, outputs, mode="ONNX")
+    types = node_types(fn)
+    assert "Exp" not in types, types
+    assert set(types) <= {"Elemwise_float64", "Elemwise_bool", "Check_float64"}, types
+    reference = pytensor.function(model.value_vars, outputs, mode=PY_MODE)
+    for got, want in zip(fn(*values), reference(*values), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    del pm
+
+
 # --------------------------------------------------------------------------
 # Scans that only map and accumulate
 # --------------------------------------------------------------------------
