@@ -21,19 +21,45 @@ struct RunBuffers {
   std::vector<ArrayArg> inputs;
   std::vector<int64_t> shape;
   std::vector<void*> outputs;
+  std::vector<int64_t> dims;  // the sizes that inputs read for a dim hold (attribute `dim_inputs`)
 };
 
+// An input that the node reads for the size of one of its axes (attribute
+// `dim_inputs`, dim >= 0): a 0-d int64 in `slot`.
+void read_dim(const Ort::ConstValue& value, size_t i, int64_t dim, int64_t& slot, ArrayArg& arg) {
+  auto info = value.GetTensorTypeAndShapeInfo();
+  const size_t rank = info.GetDimensionsCount();
+  if (static_cast<size_t>(dim) >= rank) {
+    throw std::invalid_argument("input " + std::to_string(i) + " has rank " + std::to_string(rank) +
+                                "; the node reads the size of its axis " + std::to_string(dim));
+  }
+  thread_local std::vector<int64_t> shape;
+  shape.resize(rank);
+  Ort::ThrowOnError(Ort::GetApi().GetDimensions(info, shape.data(), shape.size()));
+  slot = shape[static_cast<size_t>(dim)];
+  arg.data = &slot;
+  arg.shape.clear();
+}
+
 // The inputs of a kernel node as arrays, checked against the dtypes the
-// kernel's program reads (`dtypes[i]` for input i).
-void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, std::vector<ArrayArg>& inputs) {
+// kernel's program reads (`dtypes[i]` for input i); an input with
+// `dim_of_input[i] >= 0` is the size of that axis instead (int64, 0-d).
+void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, const std::vector<int64_t>& dim_of_input,
+                 RunBuffers& run) {
+  std::vector<ArrayArg>& inputs = run.inputs;
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
     throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
                                 std::to_string(n_in));
   }
   inputs.resize(n_in);
+  run.dims.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     Ort::ConstValue value = ctx.GetInput(i);
+    if (i < dim_of_input.size() && dim_of_input[i] >= 0) {
+      read_dim(value, i, dim_of_input[i], run.dims[i], inputs[i]);
+      continue;
+    }
     auto info = value.GetTensorTypeAndShapeInfo();
     if (dtype_from_onnx(static_cast<int>(info.GetElementType())) != dtypes[i]) {
       throw std::invalid_argument("input " + std::to_string(i) + " is not of the program's dtype " +
@@ -149,6 +175,17 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   rank_ = optional_int(kernel_info, "rank", -1);
   strict_axes_ = optional_ints(kernel_info, "strict_axes");
   input_dtypes_.assign(program_.registers.begin(), program_.registers.begin() + static_cast<long>(program_.num_inputs()));
+  const std::vector<int64_t> dim_inputs = optional_ints(kernel_info, "dim_inputs");
+  dim_of_input_.assign(input_dtypes_.size(), -1);
+  for (size_t k = 0; k + 1 < dim_inputs.size(); k += 2) {
+    const int64_t i = dim_inputs[k], dim = dim_inputs[k + 1];
+    if (i < 0 || static_cast<size_t>(i) >= input_dtypes_.size() || dim < 0 ||
+        input_dtypes_[static_cast<size_t>(i)] != DType::Int64) {
+      throw std::invalid_argument("attribute 'dim_inputs' names input " + std::to_string(i) + " and axis " +
+                                  std::to_string(dim) + ": an int64 input of the program and an axis >= 0");
+    }
+    dim_of_input_[static_cast<size_t>(i)] = dim;
+  }
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
@@ -159,7 +196,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   const Program& p = program_;
   thread_local RunBuffers run;
-  read_inputs(ctx, input_dtypes_, run.inputs);
+  read_inputs(ctx, input_dtypes_, dim_of_input_, run);
   output_shape(run.inputs, rank_, run.shape);
   check_strict_axes(run.inputs, strict_axes_, run.shape);
   make_outputs(ctx, p.outputs.size(), run.shape, p.reductions, run.outputs);
@@ -191,7 +228,7 @@ OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
 void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   thread_local RunBuffers run;
-  read_inputs(ctx, input_dtypes_, run.inputs);
+  read_inputs(ctx, input_dtypes_, {}, run);
   output_shape(run.inputs, rank_, run.shape);
   make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);
   const ParallelFor parallel = pool_of(ctx);

@@ -32,6 +32,9 @@ class ElemwiseKernel {
   int64_t rank_ = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes_;
   std::vector<int64_t> strict_axes_;  // (input, output axis) pairs that must not broadcast
+  // Per input: the axis whose size the program reads as that input (an
+  // int64 scalar; attribute `dim_inputs`), or -1: its elements.
+  std::vector<int64_t> dim_of_input_;
 };
 
 class ScalarLoopKernel {

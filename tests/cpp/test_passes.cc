@@ -344,5 +344,50 @@ TEST(FoldIntoKernels, AScalarLoopsStepCountIsLeftAlone) {
   EXPECT_EQ(out->producer->attrs.get_int("rank", -1), 1);
 }
 
+// x.shape[k] as the ONNX graph reads it: Gather(Shape(x), k), a 0-d int64.
+Value* size_of(GraphBuilder& g, Value* x, int64_t k) {
+  return g.op1("Gather", {g.op1("Shape", {x}), g.constant(Tensor::int64_scalar(k))}, {{"axis", int64_t{0}}});
+}
+
+TEST(FoldIntoKernels, TheSizeOfAnAxisIsReadByTheKernelItself) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n"), Dim::named("m")}));
+  Value* s = g.input("s", DType::Float64, shape_of_sizes({}));
+  // A kernel reading s and both sizes of x (the second as -1), and a size
+  // read by another node too.
+  Value* rows = size_of(g, x, 0);
+  Value* out = elemwise_kernel(g, {s, rows, size_of(g, x, -1)});
+  g.output(out, "y");
+  g.output(g.op1("Neg", {rows}), "z");
+  EXPECT_TRUE(optimize_graph(g.graph()) > 0);
+  const Node* kernel = out->producer;
+  EXPECT_EQ(kernel->inputs[1], x);
+  EXPECT_EQ(kernel->inputs[2], x);
+  EXPECT_EQ(kernel->attrs.get_ints("dim_inputs"), (std::optional<std::vector<int64_t>>{{1, 0, 2, 1}}));
+  EXPECT_TRUE(reads_a_dim(*kernel, 1) && reads_a_dim(*kernel, 2) && !reads_a_dim(*kernel, 0));
+  // Its output is 0-d: the inputs read for a size do not broadcast.
+  ASSERT_TRUE(out->shape);
+  EXPECT_EQ(out->shape->size(), 0u);
+  EXPECT_EQ(count(g.graph(), "Shape"), 1u);  // still read by the Neg
+}
+
+TEST(FoldIntoKernels, OtherReadsOfAShapeStay) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n"), Dim::named("m")}));
+  Value* k = g.input("k", DType::Int64, shape_of_sizes({}));
+  Value* whole = g.op1("Shape", {x});
+  // A run-time index; a 1-element index vector (a (1,) value); a slice of
+  // the shape (Shape's start, opset 15).
+  Value* by_k = g.op1("Gather", {whole, k}, {{"axis", int64_t{0}}});
+  Value* as_vector = g.op1("Gather", {whole, g.int64s({0})}, {{"axis", int64_t{0}}});
+  Value* sliced = g.op1("Gather", {g.op1("Shape", {x}, {{"start", int64_t{1}}}), g.constant(Tensor::int64_scalar(0))},
+                        {{"axis", int64_t{0}}});
+  Value* out = elemwise_kernel(g, {by_k, as_vector, sliced});
+  g.output(out, "y");
+  optimize_graph(g.graph());
+  EXPECT_FALSE(out->producer->attrs.has("dim_inputs"));
+  EXPECT_EQ(count(g.graph(), "Gather"), 3u);
+}
+
 }  // namespace
 }  // namespace pytensor_onnx

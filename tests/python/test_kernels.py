@@ -457,6 +457,21 @@ def test_max_and_min_with_numpys_nan_rule_are_one_kernel_node_each(rng, dtype):
         portable(np.zeros((0, 3, 2), dtype=dtype))
 
 
+def test_the_size_of_an_axis_is_read_by_the_kernel_node_itself(rng):
+    # PyMC scales by the number of observations (x.shape[0]): the kernel
+    # node reads that size from x (attribute dim_inputs) instead of a Shape
+    # and a Gather node feeding it.
+    x = pt.matrix("x")
+    s = pt.scalar("s")
+    logp = -(x.shape[0] * pt.log(s)) - x.shape[1] * s + (x**2).sum()
+    outputs = [logp, pytensor.grad(logp, s)]
+    for shape in [(4, 3), (1, 1), (0, 5), (700, 2)]:
+        fn, _ = compare_onnx_and_py([x, s], outputs, [rng.normal(size=shape), np.float64(1.7)])
+        kinds = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+        assert "Shape" not in kinds and "Gather" not in kinds, kinds
+        assert any(attr.name == "dim_inputs" for n in kernel_nodes(fn) for attr in n.attribute)
+
+
 def _single_thread():
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1

@@ -136,6 +136,15 @@ Shape reduced_shape(const Node& node) {
 
 }  // namespace
 
+bool reads_a_dim(const Node& node, size_t i) {
+  const std::optional<std::vector<int64_t>> pairs = node.attrs.get_ints("dim_inputs");
+  if (!pairs) return false;
+  for (size_t k = 0; k + 1 < pairs->size(); k += 2) {
+    if ((*pairs)[k] == static_cast<int64_t>(i)) return true;
+  }
+  return false;
+}
+
 bool infer_kernel_node(Node& node) {
   if (node.domain != kKernelDomain) return false;
   // Every kernel op is "<kernel>_<output dtype>".
@@ -169,8 +178,10 @@ bool infer_kernel_node(Node& node) {
                      std::to_string(infer::kMaxInferredRank) + " dims are supported");
   }
   Shape shape = std::vector<Dim>{};
-  for (Value* input : node.inputs) {
-    if (!input) continue;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    Value* input = node.inputs[i];
+    // (An input read for the size of an axis is one int64: attribute `dim_inputs`.)
+    if (!input || reads_a_dim(node, i)) continue;
     Shape in = input->shape;
     if (rank >= 0 && in && in->size() > static_cast<size_t>(rank)) {
       in = std::vector<Dim>(in->end() - rank, in->end());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "../infer/common.h"
 #include "../kernel_ops.h"
@@ -52,7 +54,59 @@ std::optional<size_t> output_rank(const Node& node) {
   return rank;
 }
 
+// The x and axis of `value` = Gather(Shape(x), k) for a constant 0-d k (the
+// size of axis k of x, as an int64 scalar), x of known rank; else nullopt.
+std::optional<std::pair<Value*, int64_t>> size_of_an_axis(const Value* value) {
+  const Node* gather = value->producer;
+  if (!gather || !gather->domain.empty() || gather->op_type != "Gather" || gather->attrs.get_int("axis", 0) != 0) {
+    return std::nullopt;
+  }
+  const Value* index = gather->input(1);
+  const Value* shape = gather->input(0);
+  if (!index || !index->constant || !index->rank() || *index->rank() != 0 || !shape || !shape->producer) {
+    return std::nullopt;
+  }
+  const Node* shape_node = shape->producer;
+  // (Shape's start/end, opset 15: a slice of the dims, whose positions differ.)
+  if (!shape_node->domain.empty() || shape_node->op_type != "Shape" || shape_node->attrs.has("start") ||
+      shape_node->attrs.has("end")) {
+    return std::nullopt;
+  }
+  Value* x = shape_node->input(0);
+  if (!x || !x->rank() || (index->dtype != DType::Int64 && index->dtype != DType::Int32)) return std::nullopt;
+  const std::vector<int64_t> k = index->constant->to_int64s();
+  if (k.size() != 1) return std::nullopt;
+  const auto rank = static_cast<int64_t>(*x->rank());
+  const int64_t axis = k[0] < 0 ? k[0] + rank : k[0];
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  return std::make_pair(x, axis);
+}
+
 }  // namespace
+
+bool fold_shape_reads_into_kernels(Graph& graph) {
+  bool changed = false;
+  for (Node* node : graph.nodes()) {
+    if (!is_elementwise_kernel(*node) || node->op_type.rfind("Elemwise_", 0) != 0) continue;
+    std::vector<int64_t> pairs = node->attrs.get_ints("dim_inputs").value_or(std::vector<int64_t>{});
+    const size_t before = pairs.size();
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      Value* in = node->inputs[i];
+      if (!in || in->dtype != DType::Int64 || reads_a_dim(*node, i)) continue;
+      const std::optional<std::pair<Value*, int64_t>> read = size_of_an_axis(in);
+      // A subgraph's node may read only what its graph can see.
+      if (!read || !graph.can_read(read->first)) continue;
+      node->replace_input(i, read->first);
+      pairs.push_back(static_cast<int64_t>(i));
+      pairs.push_back(read->second);
+    }
+    if (pairs.size() != before) {
+      node->attrs.set("dim_inputs", pairs);
+      changed = true;
+    }
+  }
+  return changed;
+}
 
 bool fold_leading_axes_into_kernels(Graph& graph) {
   bool changed = false;
@@ -65,7 +119,7 @@ bool fold_leading_axes_into_kernels(Graph& graph) {
     bool folded = false;
     for (size_t i = first; i < node->inputs.size(); ++i) {
       Value* in = node->inputs[i];
-      if (!in || !in->producer || !leading_axes_changed(in->producer)) continue;
+      if (!in || !in->producer || !leading_axes_changed(in->producer) || reads_a_dim(*node, i)) continue;
       Value* source = in->producer->inputs[0];
       // A subgraph's node may read only what its graph can see.
       if (!graph.can_read(source)) continue;

@@ -1,5 +1,6 @@
 // Lets the kernel library's element-wise nodes read past the Unsqueeze and
-// Squeeze nodes that only add or drop leading size-1 axes of their operands.
+// Squeeze nodes that only add or drop leading size-1 axes of their operands,
+// and past the Shape and Gather nodes that read the size of an axis.
 #pragma once
 #include "../ir.h"
 namespace pytensor_onnx {
@@ -11,4 +12,12 @@ namespace pytensor_onnx {
 // Returns true if the graph changed (the bypassed nodes are left for the
 // dead-node pass).
 bool fold_leading_axes_into_kernels(Graph& graph);
+
+// An Elemwise kernel node reads the size of an axis of an array itself
+// (attribute `dim_inputs`: pairs input, axis) where its int64 input is
+// Gather(Shape(x), k) of a constant k: PyMC's log-densities scale by the
+// number of observations (`x.shape[0]`), two nodes for one number. The node
+// then reads x for that size only, not its elements, and fails the run if x
+// has too few dims. Returns true if the graph changed.
+bool fold_shape_reads_into_kernels(Graph& graph);
 }  // namespace pytensor_onnx

@@ -36,6 +36,7 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     bool changed = optimize_subgraphs(graph, options);
     changed |= remove_redundant_casts_and_identities(graph);
     changed |= fold_leading_axes_into_kernels(graph);
+    changed |= fold_shape_reads_into_kernels(graph);
     changed |= fold_transposes_into_matmul_kernels(graph);
     changed |= fold_vector_axes_into_matmul_kernels(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
