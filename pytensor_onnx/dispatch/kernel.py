@@ -256,16 +256,53 @@ def reducing_readers(node) -> list:
             and type(reader.op) in (Sum, SequentialSum, All, Any)
             and _over_every_axis(reader.op.axis, out.type.ndim)
         ):
-            if (
-                type(reader.op) in (Sum, SequentialSum)
-                and out.type.dtype == "float64"
-                and reader.outputs[0].type.dtype == "float64"
-                and getattr(reader.op, "acc_dtype", None) in (None, "float64")
-            ):
-                kind = REDUCE_SEQUENTIAL_SUM if type(reader.op) is SequentialSum else REDUCE_SUM
+            if _is_float64_sum(reader, out):
+                kind = _sum_kind(reader)
             elif type(reader.op) in (All, Any) and out.type.dtype == "bool" and reader.outputs[0].type.dtype == "bool":
                 kind = REDUCE_ALL if type(reader.op) is All else REDUCE_ANY
         found.append((reader, kind) if kind is not None else None)
+    return found
+
+
+def _is_float64_sum(reader, out) -> bool:
+    """Whether ``reader`` is a Sum (or SequentialSum) of ``out`` over every
+    axis that the kernels add: float64 in and out, accumulated in float64."""
+    from pytensor.tensor.math import Sum
+
+    from pytensor_onnx.rewriting import SequentialSum
+
+    return (
+        type(reader.op) in (Sum, SequentialSum)
+        and _over_every_axis(reader.op.axis, out.type.ndim)
+        and out.type.dtype == "float64"
+        and reader.outputs[0].type.dtype == "float64"
+        and getattr(reader.op, "acc_dtype", None) in (None, "float64")
+    )
+
+
+def _sum_kind(reader) -> int:
+    from pytensor_onnx.rewriting import SequentialSum
+
+    return REDUCE_SEQUENTIAL_SUM if type(reader.op) is SequentialSum else REDUCE_SUM
+
+
+def summing_readers(node, readers) -> list:
+    """``(output index, reader)`` for the Sums over every axis (float64,
+    ``_is_float64_sum``) of the Elemwise ``node``'s outputs that other nodes
+    read too (``readers``: ``reducing_readers(node)``, whose outputs are
+    reduced already): the kernel node gives such a sum as one more output of
+    the same register, beside the array, instead of a ReduceSum node reading
+    the array back (PyMC's gradients use terms both summed and as arrays)."""
+    from pytensor_onnx.dispatch.basic import current_scope
+
+    scope = current_scope()
+    if scope is None or scope.outputs is None or _has_lazy_branches(scope):
+        return []
+    found = []
+    for i, (out, sole) in enumerate(zip(node.outputs, readers, strict=True)):
+        if sole is not None:
+            continue
+        found += [(i, reader) for reader in scope.clients(out) if _is_float64_sum(reader, out)]
     return found
 
 
@@ -367,10 +404,12 @@ def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
     from pytensor_onnx.dispatch.basic import FUSED, current_scope
 
     readers = reducing_readers(node)
-    dtypes = [o.type.dtype for o in node.outputs]
+    extra = summing_readers(node, readers)
+    dtypes = [o.type.dtype for o in node.outputs] + ["float64"] * len(extra)
     scope = current_scope()
     strict = strict_axes(node) if scope is not None else []
-    kinds = [r[1] if r is not None else 0 for r in readers]
+    kinds = [r[1] if r is not None else 0 for r in readers] + [_sum_kind(reader) for _i, reader in extra]
+    scalar_outputs = list(scalar_outputs) + [scalar_outputs[i] for i, _reader in extra]
     outs = elemwise_kernel(g, scalar_inputs, scalar_outputs, values, dtypes, kinds, strict)
     if outs is None:
         return None
@@ -382,7 +421,10 @@ def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):
             scope.env[reader.outputs[0]] = outs[i]
             scope.converted.add(reader)
             outs[i] = FUSED
-    return outs
+    for (_i, reader), value in zip(extra, outs[len(node.outputs):], strict=True):
+        scope.env[reader.outputs[0]] = value
+        scope.converted.add(reader)
+    return outs[: len(node.outputs)]
 
 
 @functools.cache

@@ -349,14 +349,33 @@ def test_a_sum_of_a_fused_output_is_part_of_its_kernel_node(rng):
     assert [n.op_type for n in exported.graph.node].count("ReduceSum") >= 3
 
 
+def test_a_sum_of_an_output_that_others_read_too_is_one_more_output_of_its_node(rng):
+    # PyMC's gradients use terms both summed and as arrays: the kernel node
+    # gives the array and, from the same register, its sum (pairwise, as
+    # NumPy adds), instead of a ReduceSum node reading the array back.
+    x = pt.vector("x")
+    terms = pt.exp(x) * x + 1
+    outputs = [terms.sum(), terms * 3, pt.sort(terms), (terms**2).sum()]
+    for size in (0, 5, 1000, 40_000):  # (40,000: summed block by block)
+        fn, _ = compare_onnx_and_py([x], outputs, [rng.normal(size=size)])
+        types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+        assert "ReduceSum" not in types, types
+        # The sum has the bits of NumPy's add.reduce of the array the node gives.
+        both = pytensor.function([x], [terms.sum(), terms], mode="ONNX")
+        assert [n.op_type for n in both.maker.linker.onnx_model.graph.node] == ["Elemwise_float64"]
+        total, array = both(rng.normal(size=size))
+        assert total == np.add.reduce(array)
+
+
 def test_sums_that_stay_reductions(rng):
     x = pt.vector("x")
     terms = pt.exp(x) + x
     f32 = pt.vector("f32", dtype="float32")
+    # (A summed array that is an output too, or that other nodes read, is
+    # summed by its node all the same: the test above.)
     cases = [
-        ([x], [terms.sum(), terms]),                           # the summed array is an output too
-        ([x], [terms.sum(), pt.sort(terms)]),                  # read by more than the Sum
         ([f32], [(pt.exp(f32) + f32).sum()]),                  # float32: PyTensor accumulates otherwise
+        ([x], [terms.sum() + pt.sort(terms)[0], (terms.reshape((-1, 1)) * x).sum(axis=0)]),  # part of the axes
     ]
     for inputs, outputs in cases:
         values = [rng.normal(size=50).astype(inputs[0].dtype)]
