@@ -25,7 +25,7 @@ bool flag_attribute(const Ort::ConstKernelInfo& info, const char* name) {
 
 }  // namespace
 
-MatMulKernel::MatMulKernel(const OrtKernelInfo* info) {
+MatMulKernel::MatMulKernel(const OrtKernelInfo* info, DType) {
   Ort::ConstKernelInfo kernel_info(info);
   trans_a_ = flag_attribute(kernel_info, "trans_a");
   trans_b_ = flag_attribute(kernel_info, "trans_b");
@@ -52,20 +52,6 @@ void MatMulKernel::compute(Ort::KernelContext& ctx) {
                                          b.GetTensorTypeAndShapeInfo().GetShape(), trans_a_, trans_b_);
   T* out = ctx.GetOutput(0, plan.out_shape).GetTensorMutableData<T>();
   matmul::multiply(a.GetTensorData<T>(), b.GetTensorData<T>(), out, plan);
-}
-
-MatMulOp::MatMulOp(DType dtype) : dtype_(dtype), name_(std::string("MatMul_") + dtype_name(dtype)) {}
-
-OrtStatusPtr MatMulOp::CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
-  return create_kernel(api, name_, kernel, [&] { return std::make_unique<MatMulKernel>(info); });
-}
-
-ONNXTensorElementDataType MatMulOp::GetInputType(size_t) const {
-  return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
-}
-
-ONNXTensorElementDataType MatMulOp::GetOutputType(size_t) const {
-  return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
 }
 
 }  // namespace pytensor_onnx::kernels

@@ -10,12 +10,15 @@
 
 #include "dtype.h"
 #include "ort_api.h"
+#include "same_dtype_op.h"
 
 namespace pytensor_onnx::kernels {
 
 class MatMulKernel {
  public:
-  explicit MatMulKernel(const OrtKernelInfo* info);
+  static constexpr const char* kName = "MatMul";
+  // (The dtype is the inputs': compute reads it from them.)
+  MatMulKernel(const OrtKernelInfo* info, DType dtype);
   OrtStatusPtr ComputeV2(OrtKernelContext* context);
 
  private:
@@ -26,20 +29,7 @@ class MatMulKernel {
   bool trans_b_ = false;
 };
 
-struct MatMulOp : Ort::CustomOpBase<MatMulOp, MatMulKernel, true> {
-  explicit MatMulOp(DType dtype);
-
-  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const;
-  const char* GetName() const { return name_.c_str(); }
-  size_t GetInputTypeCount() const { return 2; }
-  ONNXTensorElementDataType GetInputType(size_t) const;
-  size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const;
-
- private:
-  DType dtype_;
-  std::string name_;
-};
+using MatMulOp = SameDTypeOp<MatMulKernel, 2>;
 
 // The dtypes of the MatMul kernel's ops.
 inline constexpr DType kMatMulDTypes[] = {DType::Float32, DType::Float64};

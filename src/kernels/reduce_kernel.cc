@@ -9,7 +9,7 @@
 
 namespace pytensor_onnx::kernels {
 
-ReduceKernel::ReduceKernel(const OrtApi&, const OrtKernelInfo* info, DType dtype) : dtype_(dtype) {
+ReduceKernel::ReduceKernel(const OrtKernelInfo* info, DType dtype) : dtype_(dtype) {
   Ort::ConstKernelInfo kernel_info(info);
   const std::string reduction = kernel_info.GetAttribute<std::string>("reduction");
   if (reduction != "max" && reduction != "min") {
@@ -46,20 +46,6 @@ OrtStatusPtr ReduceKernel::ComputeV2(OrtKernelContext* context) {
       reduce_max_min(x.GetTensorData<float>(), shape, axes_, max_, out.GetTensorMutableData<float>());
     }
   });
-}
-
-ReduceOp::ReduceOp(DType dtype) : dtype_(dtype), name_(std::string("Reduce_") + dtype_name(dtype)) {}
-
-OrtStatusPtr ReduceOp::CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
-  return create_kernel(api, name_, kernel, [&] { return std::make_unique<ReduceKernel>(api, info, dtype_); });
-}
-
-ONNXTensorElementDataType ReduceOp::GetInputType(size_t) const {
-  return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
-}
-
-ONNXTensorElementDataType ReduceOp::GetOutputType(size_t) const {
-  return static_cast<ONNXTensorElementDataType>(onnx_element_type(dtype_));
 }
 
 }  // namespace pytensor_onnx::kernels

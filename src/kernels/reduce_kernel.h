@@ -16,12 +16,14 @@
 #include "dtype.h"
 #include "ort_api.h"
 #include "reduce.h"
+#include "same_dtype_op.h"
 
 namespace pytensor_onnx::kernels {
 
 class ReduceKernel {
  public:
-  ReduceKernel(const OrtApi& api, const OrtKernelInfo* info, DType dtype);
+  static constexpr const char* kName = "Reduce";
+  ReduceKernel(const OrtKernelInfo* info, DType dtype);
   OrtStatusPtr ComputeV2(OrtKernelContext* context);
 
  private:
@@ -31,20 +33,7 @@ class ReduceKernel {
   bool keepdims_;
 };
 
-struct ReduceOp : Ort::CustomOpBase<ReduceOp, ReduceKernel, true> {
-  explicit ReduceOp(DType dtype);
-
-  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const;
-  const char* GetName() const { return name_.c_str(); }
-  size_t GetInputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetInputType(size_t) const;
-  size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const;
-
- private:
-  DType dtype_;
-  std::string name_;
-};
+using ReduceOp = SameDTypeOp<ReduceKernel, 1>;
 
 // The dtypes the library has Reduce kernels for: those with NaN.
 inline constexpr DType kReduceDTypes[] = {DType::Float32, DType::Float64};
