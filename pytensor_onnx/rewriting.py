@@ -571,6 +571,16 @@ def _one_element_producer(var):
     return var if evaluates(owner.op.scalar_op) else None
 
 
+def _one_element_source(var):
+    """``var`` past DimShuffles that only add axes when it holds one element
+    (the same value however its axes of size 1 are placed: the kernel node
+    reads it once), else ``var``."""
+    source = var
+    while source.owner is not None and _expands_only(source.owner.op):
+        source = source.owner.inputs[0]
+    return source if all(source.type.broadcastable) else var
+
+
 @node_rewriter([Elemwise])
 def local_onnx_inline_one_element_producers(fgraph, node):
     composite = node.op.scalar_op
@@ -578,21 +588,35 @@ def local_onnx_inline_one_element_producers(fgraph, node):
         return None
     inner_inputs, replacements, outer_inputs = [], {}, []
     inlined = {}  # source -> its scalar result: a producer read by several inputs is inlined once
+    # outer input -> its inner input: producers that read the same variables
+    # (PyMC's exp(alpha_log__) and alpha_log__ * beta_log__) share them, where
+    # each would otherwise add its own copy, one more input the kernel node
+    # reads on every run.
+    inner_of = {}
     for outer, inner in zip(node.inputs, composite.fgraph.inputs, strict=True):
         source = _one_element_producer(outer)
         if source is None:
+            outer = _one_element_source(outer)
+            if outer in inner_of:
+                replacements[inner] = inner_of[outer]
+                continue
             inner_inputs.append(inner)
             outer_inputs.append(outer)
+            inner_of[outer] = inner
             continue
         if source in inlined:
             replacements[inner] = inlined[source]
             continue
         producer = source.owner
-        fresh = [ps.get_scalar_type(v.type.dtype)() for v in producer.inputs]
+        fresh = []
+        for v in producer.inputs:
+            if v not in inner_of:
+                inner_of[v] = ps.get_scalar_type(v.type.dtype)()
+                inner_inputs.append(inner_of[v])
+                outer_inputs.append(v)
+            fresh.append(inner_of[v])
         results = producer.op.scalar_op.make_node(*fresh).outputs
         replacements[inner] = inlined[source] = results[producer.outputs.index(source)]
-        inner_inputs += fresh
-        outer_inputs += producer.inputs
     if not replacements:
         return None
     # (Rebuilt node by node: PyTensor 3's Composite graphs are frozen, which

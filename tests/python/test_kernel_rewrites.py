@@ -59,6 +59,21 @@ def test_one_output_of_a_producer_with_several_outputs(rng):
     assert "Unsqueeze" not in node_types(fn)
 
 
+def test_inlined_producers_that_read_the_same_values_read_them_once(rng):
+    # exp(a) and a * b on one element, both broadcast into the vector's
+    # Composite: inlined, they share a and b, which the kernel node reads
+    # once each (every input is one more read on every run).
+    x = pt.vector("x")
+    a, b = pt.scalar("a"), pt.scalar("b")
+    logp = (x * pt.exp(a) + x**2 * (a * b) - pt.log1p(a * a)).sum()
+    values = [rng.normal(size=12), np.float64(0.3), np.float64(-1.2)]
+    fn, _ = compare_onnx_and_py([x, a, b], [logp, *pytensor.grad(logp, [a, b])], values)
+    kernel_nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
+    assert kernel_nodes
+    for node in kernel_nodes:
+        assert len(set(node.input)) == len(node.input), (node.op_type, list(node.input))
+
+
 def test_a_producer_the_kernels_do_not_evaluate_stays_a_node_of_its_own(rng):
     # Only exact scalar op classes are the kernels' (a subclass may compute
     # something else): such a producer is not inlined, and the consumer is
