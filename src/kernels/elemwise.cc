@@ -1,9 +1,11 @@
 #include "elemwise.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
+#include "constant_inputs.h"
 #include "evaluate.h"
 #include "status.h"
 
@@ -44,8 +46,10 @@ void read_dim(const Ort::ConstValue& value, size_t i, int64_t dim, int64_t& slot
 // The inputs of a kernel node as arrays, checked against the dtypes the
 // kernel's program reads (`dtypes[i]` for input i); an input with
 // `dim_of_input[i] >= 0` is the size of that axis instead (int64, 0-d).
+// Inputs in `constants` (constant_inputs.h) were read when the kernel was
+// created.
 void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, const std::vector<int64_t>& dim_of_input,
-                 RunBuffers& run) {
+                 const std::vector<std::optional<ArrayArg>>& constants, RunBuffers& run) {
   std::vector<ArrayArg>& inputs = run.inputs;
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
@@ -55,6 +59,11 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, cons
   inputs.resize(n_in);
   run.dims.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
+    if (i < constants.size() && constants[i]) {
+      inputs[i].data = constants[i]->data;
+      inputs[i].shape.assign(constants[i]->shape.begin(), constants[i]->shape.end());
+      continue;
+    }
     Ort::ConstValue value = ctx.GetInput(i);
     if (i < dim_of_input.size() && dim_of_input[i] >= 0) {
       read_dim(value, i, dim_of_input[i], run.dims[i], inputs[i]);
@@ -186,6 +195,10 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
     }
     dim_of_input_[static_cast<size_t>(i)] = dim;
   }
+  constant_inputs_ = constant_inputs(info, input_dtypes_);
+  for (size_t i = 0; i < dim_of_input_.size(); ++i) {
+    if (dim_of_input_[i] >= 0) constant_inputs_[i].reset();  // (read for a size, not as elements)
+  }
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
@@ -196,7 +209,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   const Program& p = program_;
   thread_local RunBuffers run;
-  read_inputs(ctx, input_dtypes_, dim_of_input_, run);
+  read_inputs(ctx, input_dtypes_, dim_of_input_, constant_inputs_, run);
   output_shape(run.inputs, rank_, run.shape);
   check_strict_axes(run.inputs, strict_axes_, run.shape);
   make_outputs(ctx, p.outputs.size(), run.shape, p.reductions, run.outputs);
@@ -219,6 +232,7 @@ ScalarLoopKernel::ScalarLoopKernel(const OrtApi&, const OrtKernelInfo* info) {
   input_dtypes_.assign(1, DType::Int64);
   input_dtypes_.insert(input_dtypes_.end(), body.registers.begin(),
                        body.registers.begin() + static_cast<long>(body.num_inputs()));
+  constant_inputs_ = constant_inputs(info, input_dtypes_);
 }
 
 OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
@@ -228,7 +242,7 @@ OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
 void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   thread_local RunBuffers run;
-  read_inputs(ctx, input_dtypes_, {}, run);
+  read_inputs(ctx, input_dtypes_, {}, constant_inputs_, run);
   output_shape(run.inputs, rank_, run.shape);
   make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);
   const ParallelFor parallel = pool_of(ctx);

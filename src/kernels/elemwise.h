@@ -9,10 +9,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dtype.h"
+#include "evaluate.h"
 #include "ort_api.h"
 #include "program.h"
 #include "scalar_loop.h"
@@ -35,6 +37,7 @@ class ElemwiseKernel {
   // Per input: the axis whose size the program reads as that input (an
   // int64 scalar; attribute `dim_inputs`), or -1: its elements.
   std::vector<int64_t> dim_of_input_;
+  std::vector<std::optional<ArrayArg>> constant_inputs_;  // constant_inputs.h
 };
 
 class ScalarLoopKernel {
@@ -48,6 +51,7 @@ class ScalarLoopKernel {
   LoopProgram loop_;
   int64_t rank_ = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes_;
+  std::vector<std::optional<ArrayArg>> constant_inputs_;  // constant_inputs.h
 };
 
 template <class Kernel>

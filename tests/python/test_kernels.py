@@ -203,6 +203,29 @@ def test_leading_axes_added_or_dropped_are_read_past(rng):
     assert {"Unsqueeze", "Squeeze"} <= exported
 
 
+def test_constant_inputs_of_kernel_nodes(rng):
+    # A kernel node reads its session's constants (the graph's data, the
+    # shared values mode ONNX bakes in) once, when ONNX Runtime creates it
+    # (src/kernels/constant_inputs.h): results must follow every call's
+    # inputs, a constant of fewer axes read past its folded leading axes, and
+    # a shared value set anew (a new session's constants).
+    data = rng.normal(size=(3, 4))
+    weights = pytensor.shared(rng.normal(size=4), name="weights")
+    x, s = pt.matrix("x"), pt.scalar("s")
+    outs = [pt.exp(x * pt.constant(data) * s) + weights, (pt.log1p(x**2) * pt.constant(data[0])).sum()]
+    fn, _ = compare_onnx_and_py([x, s], outs, [rng.normal(size=(3, 4)), np.float64(0.5)])
+    assert all(n.op_type.startswith("Elemwise_") for n in fn.maker.linker.onnx_model.graph.node)
+    default = pytensor.function([x, s], outs, mode="FAST_COMPILE")
+    for _ in range(3):
+        values = [rng.normal(size=(3, 4)), np.float64(rng.normal())]
+        for got, want in zip(fn(*values), default(*values), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-15)
+    weights.set_value(rng.normal(size=4))
+    values = [rng.normal(size=(3, 4)), np.float64(0.25)]
+    for got, want in zip(fn(*values), default(*values), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
 def test_a_kernel_node_refuses_to_squeeze_an_axis_that_is_not_1():
     # What the Squeeze it replaced would have refused (input of shape (2,)
     # where the node's output is 0-d).
