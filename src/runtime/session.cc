@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 
@@ -111,75 +113,205 @@ Session::Session(const std::string& model, const std::vector<std::string>& input
   run_options_.reset(run_options);
 }
 
-void Session::bind_fresh_outputs(OrtIoBinding* binding) const {
-  for (const char* name : output_ptrs_) check(api().BindOutputToDevice(binding, name, cpu_memory()));
+void Session::bind_fresh_outputs(BindingState& state) const {
+  for (size_t i = 0; i < output_ptrs_.size(); ++i) {
+    check(api().BindOutputToDevice(state.binding.get(), output_ptrs_[i], cpu_memory()));
+    state.outputs[i] = BoundArray{};
+  }
 }
 
-Session::PooledBinding Session::take_binding() const {
+BindingState Session::take_binding() const {
   {
     std::lock_guard<std::mutex> lock(bindings_mutex_);
     if (!idle_bindings_.empty()) {
-      Binding binding = std::move(idle_bindings_.back());
+      BindingState state = std::move(idle_bindings_.back());
       idle_bindings_.pop_back();
-      return {std::move(binding), true};
+      state.reused = true;
+      return state;
     }
   }
   OrtIoBinding* made = nullptr;
   check(api().CreateIoBinding(session_.get(), &made));
-  Binding binding(made);
-  bind_fresh_outputs(made);
-  return {std::move(binding), false};
+  BindingState state;
+  state.binding.reset(made);
+  state.inputs.resize(input_ptrs_.size());
+  state.outputs.resize(output_ptrs_.size());
+  bind_fresh_outputs(state);
+  return state;
 }
 
-void Session::give_back(Binding binding) const {
+void Session::give_back(BindingState binding) const {
   std::lock_guard<std::mutex> lock(bindings_mutex_);
   idle_bindings_.push_back(std::move(binding));
 }
 
-RunResult Session::run(const std::vector<OrtValue*>& inputs) const {
+namespace {
+
+size_t element_size(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      return 1;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
+      return 2;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32:
+      return 4;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64:
+      return 8;
+    default:
+      return 0;  // (not a fixed-size type: never kept)
+  }
+}
+
+bool holds(const BoundArray& bound, const InputArray& input) {
+  return bound.owned && bound.view.type == input.type && bound.view.shape.size() == input.ndim &&
+         std::equal(bound.view.shape.begin(), bound.view.shape.end(), input.shape);
+}
+
+// A tensor in memory of its own (ONNX Runtime's default allocator), bound
+// to the binding's input or output `name`.
+void bind_owned(OrtIoBinding* binding, const char* name, bool as_input, const std::vector<int64_t>& shape,
+                ONNXTensorElementDataType type, BoundArray& bound) {
+  const OrtApi& a = api();
+  OrtAllocator* allocator = nullptr;
+  check(a.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue* made = nullptr;
+  check(a.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &made));
+  Value value(made);
+  void* data = nullptr;
+  check(a.GetTensorMutableData(made, &data));
+  check(as_input ? a.BindInput(binding, name, made) : a.BindOutput(binding, name, made));
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  bound.value = std::move(value);
+  bound.view = ArrayView{data, count * element_size(type), shape, type};
+  bound.owned = true;
+}
+
+// What `value`, a tensor, is (asked of ONNX Runtime).
+ArrayView view_of(OrtValue* value) {
+  const OrtApi& a = api();
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  check(a.GetTensorTypeAndShape(value, &info));
+  ArrayView view;
+  size_t ndim = 0, count = 0;
+  OrtStatus* status = a.GetTensorElementType(info, &view.type);
+  if (status == nullptr) status = a.GetDimensionsCount(info, &ndim);
+  view.shape.resize(ndim);
+  if (status == nullptr && ndim > 0) status = a.GetDimensions(info, view.shape.data(), ndim);
+  if (status == nullptr) status = a.GetTensorShapeElementCount(info, &count);
+  a.ReleaseTensorTypeAndShapeInfo(info);
+  check(status);
+  view.nbytes = count * element_size(view.type);
+  if (count > 0) check(a.GetTensorMutableData(value, &view.data));
+  return view;
+}
+
+}  // namespace
+
+void Session::bind_inputs(BindingState& state, const std::vector<InputArray>& inputs) const {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputArray& input = inputs[i];
+    BoundArray& bound = state.inputs[i];
+    if (input.nbytes > kCopiedBytes || element_size(input.type) == 0) {
+      // (Over the caller's memory: bound again on every run.)
+      std::vector<int64_t> shape(input.shape, input.shape + input.ndim);
+      bound.value = borrowed_tensor(input.data, input.nbytes, shape, input.type);
+      bound.owned = false;
+      check(api().BindInput(state.binding.get(), input_ptrs_[i], bound.value.get()));
+      continue;
+    }
+    if (!holds(bound, input)) {
+      bind_owned(state.binding.get(), input_ptrs_[i], true, std::vector<int64_t>(input.shape, input.shape + input.ndim),
+                 input.type, bound);
+    }
+    if (input.nbytes > 0) std::memcpy(bound.view.data, input.data, input.nbytes);
+  }
+}
+
+std::vector<ArrayView> Session::read_outputs(BindingState& state, std::vector<Value>& allocated) const {
+  const OrtApi& a = api();
+  const size_t n = output_ptrs_.size();
+  std::vector<ArrayView> views(n);
+  allocated.resize(n);
+  const bool all_owned = std::all_of(state.outputs.begin(), state.outputs.end(), [](const BoundArray& b) {
+    return b.owned;
+  });
+  if (all_owned) {
+    for (size_t i = 0; i < n; ++i) views[i] = state.outputs[i].view;
+    return views;
+  }
+  OrtAllocator* allocator = nullptr;
+  check(a.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue** values = nullptr;
+  size_t count = 0;
+  check(a.GetBoundOutputValues(state.binding.get(), allocator, &values, &count));
+  std::vector<Value> bound_values;
+  for (size_t i = 0; i < count; ++i) bound_values.emplace_back(values[i]);
+  if (values != nullptr) allocator->Free(allocator, values);
+  if (bound_values.size() != n) {
+    throw std::runtime_error("ONNX Runtime gave " + std::to_string(bound_values.size()) + " outputs, not " +
+                             std::to_string(n));
+  }
+  const bool keep = !fresh_outputs_.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i) {
+    BoundArray& bound = state.outputs[i];
+    if (bound.owned) {
+      views[i] = bound.view;
+      continue;
+    }
+    views[i] = view_of(bound_values[i].get());
+    allocated[i] = std::move(bound_values[i]);
+    // The next run of these shapes writes this output into memory of the
+    // binding's own, which a run's result copies out (kCopiedBytes).
+    if (keep && views[i].nbytes <= kCopiedBytes && element_size(views[i].type) != 0) {
+      bind_owned(state.binding.get(), output_ptrs_[i], false, views[i].shape, views[i].type, bound);
+    }
+  }
+  return views;
+}
+
+RunResult Session::run(const std::vector<InputArray>& inputs) const {
   if (inputs.size() != input_ptrs_.size()) {
     throw std::invalid_argument("the session takes " + std::to_string(input_ptrs_.size()) + " inputs, got " +
                                 std::to_string(inputs.size()));
   }
   const OrtApi& a = api();
-  PooledBinding pooled = take_binding();
-  OrtIoBinding* binding = pooled.binding.get();
-  // Every input is bound again: the caller's memory is new on each call.
-  for (size_t i = 0; i < inputs.size(); ++i) check(a.BindInput(binding, input_ptrs_[i], inputs[i]));
-  const bool reuse_outputs = pooled.reused && !fresh_outputs_.load(std::memory_order_relaxed);
-  if (pooled.reused && !reuse_outputs) bind_fresh_outputs(binding);
-  OrtStatus* status = a.RunWithBinding(session_.get(), run_options_.get(), binding);
+  BindingState state = take_binding();
+  bind_inputs(state, inputs);
+  const bool reuse_outputs = state.reused && !fresh_outputs_.load(std::memory_order_relaxed);
+  if (state.reused && !reuse_outputs) bind_fresh_outputs(state);
+  OrtStatus* status = a.RunWithBinding(session_.get(), run_options_.get(), state.binding.get());
   if (status != nullptr && reuse_outputs) {
     // ONNX Runtime fails a run whose outputs do not have the shapes of the
     // memory bound for them (shapes that follow the inputs' values, or their
     // shapes): run again with every output allocated, and so from now on.
     // (A run that fails for any other reason fails again, as it should.)
     a.ReleaseStatus(status);
-    bind_fresh_outputs(binding);
-    status = a.RunWithBinding(session_.get(), run_options_.get(), binding);
+    bind_fresh_outputs(state);
+    status = a.RunWithBinding(session_.get(), run_options_.get(), state.binding.get());
     if (status == nullptr) fresh_outputs_.store(true, std::memory_order_relaxed);
   }
   check(status);  // (a binding whose run failed is dropped, not reused)
-  OrtAllocator* allocator = nullptr;
-  check(a.GetAllocatorWithDefaultOptions(&allocator));
-  OrtValue** values = nullptr;
-  size_t count = 0;
-  check(a.GetBoundOutputValues(binding, allocator, &values, &count));
-  std::vector<Value> outputs;
-  for (size_t i = 0; i < count; ++i) outputs.emplace_back(values[i]);
-  if (values != nullptr) allocator->Free(allocator, values);
-  if (outputs.size() != output_ptrs_.size()) {
-    throw std::runtime_error("ONNX Runtime gave " + std::to_string(outputs.size()) + " outputs, not " +
-                             std::to_string(output_ptrs_.size()));
-  }
-  return RunResult(*this, std::move(pooled.binding), std::move(outputs));
+  std::vector<Value> allocated;
+  std::vector<ArrayView> views = read_outputs(state, allocated);
+  return RunResult(*this, std::move(state), std::move(allocated), std::move(views));
 }
 
-RunResult::RunResult(const Session& session, Binding binding, std::vector<Value> outputs)
-    : session_(&session), binding_(std::move(binding)), outputs_(std::move(outputs)) {}
+RunResult::RunResult(const Session& session, BindingState binding, std::vector<Value> outputs,
+                     std::vector<ArrayView> views)
+    : session_(&session), binding_(std::move(binding)), outputs_(std::move(outputs)), views_(std::move(views)) {}
 
 RunResult::~RunResult() {
-  if (!binding_) return;  // (moved from)
+  if (!binding_.binding) return;  // (moved from)
   try {
     session_->give_back(std::move(binding_));
   } catch (...) {
@@ -189,8 +321,13 @@ RunResult::~RunResult() {
 
 Value RunResult::take_output(size_t i) {
   Value& value = outputs_.at(i);
-  if (!value) throw std::logic_error("RunResult::take_output: output " + std::to_string(i) + " was taken already");
-  check(api().BindOutputToDevice(binding_.get(), session_->output_ptrs_.at(i), cpu_memory()));
+  if (!value) {
+    throw std::logic_error("RunResult::take_output: output " + std::to_string(i) +
+                           " is the binding's memory or was taken already");
+  }
+  if (!binding_.outputs.at(i).owned) {
+    check(api().BindOutputToDevice(binding_.binding.get(), session_->output_ptrs_.at(i), cpu_memory()));
+  }
   return std::move(value);
 }
 

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "bound_arrays.h"
+
 namespace pytensor_onnx::runtime {
 
 // Sets the API every session uses (once per process; later calls with the
@@ -27,28 +29,6 @@ namespace pytensor_onnx::runtime {
 void set_api(const OrtApiBase* base);
 bool has_api();
 const OrtApi& api();
-
-struct ValueDeleter {
-  void operator()(OrtValue* value) const;
-};
-using Value = std::unique_ptr<OrtValue, ValueDeleter>;
-
-struct SessionDeleter {
-  void operator()(OrtSession* session) const;
-};
-struct OptionsDeleter {
-  void operator()(OrtSessionOptions* options) const;
-};
-struct RunOptionsDeleter {
-  void operator()(OrtRunOptions* options) const;
-};
-struct MemoryInfoDeleter {
-  void operator()(OrtMemoryInfo* info) const;
-};
-struct IoBindingDeleter {
-  void operator()(OrtIoBinding* binding) const;
-};
-using Binding = std::unique_ptr<OrtIoBinding, IoBindingDeleter>;
 
 // Throws std::runtime_error carrying the status's message (and releases it).
 void check(OrtStatus* status);
@@ -79,21 +59,22 @@ class Session;
 // which hands the binding back to the session for reuse.
 class RunResult {
  public:
-  RunResult(const Session& session, Binding binding, std::vector<Value> outputs);
+  RunResult(const Session& session, BindingState binding, std::vector<Value> outputs, std::vector<ArrayView> views);
   RunResult(RunResult&&) = default;
   RunResult& operator=(RunResult&&) = delete;
   ~RunResult();
 
-  size_t size() const { return outputs_.size(); }
-  const OrtValue* output(size_t i) const { return outputs_.at(i).get(); }
-  // Output i for the caller to keep: the binding lets go of it (its next
-  // run allocates that output anew).
+  size_t size() const { return views_.size(); }
+  const ArrayView& output(size_t i) const { return views_.at(i); }
+  // Output i for the caller to keep (one larger than kCopiedBytes): the
+  // binding lets go of it (its next run allocates that output anew).
   Value take_output(size_t i);
 
  private:
   const Session* session_;
-  Binding binding_;
-  std::vector<Value> outputs_;
+  BindingState binding_;
+  std::vector<Value> outputs_;  // per output, the value ONNX Runtime allocated, if it did
+  std::vector<ArrayView> views_;
 };
 
 class Session {
@@ -108,7 +89,7 @@ class Session {
 
   // Runs the model on `inputs` (in the order of `input_names`). Thread-safe:
   // each concurrent run has a binding of its own.
-  RunResult run(const std::vector<OrtValue*>& inputs) const;
+  RunResult run(const std::vector<InputArray>& inputs) const;
 
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
@@ -122,18 +103,17 @@ class Session {
 
   // Runs go through IoBindings, which keep their outputs' memory for the
   // next run: ONNX Runtime's Run allocates every output and resolves every
-  // name on each call (~1 us of the eight schools' 7 us run). Idle
+  // name on each call (~1 us of the eight schools' 7 us run). They keep
+  // small inputs and outputs in memory of their own (bound_arrays.h). Idle
   // bindings wait here (declared after the session: released before it).
   friend class RunResult;
-  struct PooledBinding {
-    Binding binding;
-    bool reused;  // it has run before, so its outputs are allocated
-  };
-  PooledBinding take_binding() const;
-  void give_back(Binding binding) const;
-  void bind_fresh_outputs(OrtIoBinding* binding) const;
+  BindingState take_binding() const;
+  void give_back(BindingState binding) const;
+  void bind_fresh_outputs(BindingState& state) const;
+  void bind_inputs(BindingState& state, const std::vector<InputArray>& inputs) const;
+  std::vector<ArrayView> read_outputs(BindingState& state, std::vector<Value>& allocated) const;
   mutable std::mutex bindings_mutex_;
-  mutable std::vector<Binding> idle_bindings_;
+  mutable std::vector<BindingState> idle_bindings_;
   // Set once a run's outputs changed shape: from then on every run
   // allocates its outputs.
   mutable std::atomic<bool> fresh_outputs_{false};

@@ -125,6 +125,52 @@ def test_output_shapes_that_change_between_calls():
 
 
 @needs_native
+def test_inputs_kept_between_calls_follow_each_calls_values_and_shapes(rng):
+    # A binding keeps a copy of each input of 16 KiB or less and overwrites
+    # it on the next call of the same dtype and shape (src/runtime/session.h,
+    # kCopiedInputBytes); larger inputs are read where they are. Every call
+    # must see its own values, whatever the shapes before it, and the
+    # caller's later writes into an array must not reach earlier results.
+    x = pt.vector("x")
+    s = pt.scalar("s")
+    native, binding = _both([x, s], [x * s, (x * s).sum(), pt.exp(x)])
+    # 2048 float64 are exactly 16 KiB (copied), 2049 one value more (read in place)
+    for size in [3, 3, 5, 0, 2048, 2049, 2049, 2048, 3, 100_000, 3]:
+        value = rng.normal(size=size)
+        scale = np.float64(rng.normal())
+        got = native(value, scale)
+        _assert_identical(got, binding(value, scale))
+        kept = [np.copy(g) for g in got]
+        value[...] = np.nan  # the caller reuses its array
+        for g, k in zip(got, kept, strict=True):
+            np.testing.assert_array_equal(g, k)
+    # the same array object, written in place between calls
+    value = np.arange(4.0)
+    first = native(value, np.float64(2.0))[0]
+    value[:] = 10.0
+    second = native(value, np.float64(2.0))[0]
+    np.testing.assert_array_equal(first, np.arange(4.0) * 2)
+    np.testing.assert_array_equal(second, np.full(4, 20.0))
+
+
+@pytest.mark.parametrize("n", [3, 2048, 2049, 5000])
+@needs_native
+def test_an_output_that_is_an_input_passed_through_is_the_callers_value(n):
+    # ONNX Runtime may hand an input through as an output (Identity); a
+    # small input is the binding's copy, which the next call overwrites, so
+    # such an output must be copied out, not the binding's memory.
+    x = pt.vector("x")
+    y = pt.vector("y")
+    native = pytensor.function([x, y], [x, y.reshape((1, -1)), x + y], mode=onnx_mode())
+    first = native(np.zeros(n), np.ones(n))
+    second = native(np.full(n, 2.0), np.full(n, 3.0))
+    np.testing.assert_array_equal(first[0], np.zeros(n))
+    np.testing.assert_array_equal(first[1], np.ones((1, n)))
+    np.testing.assert_array_equal(second[0], np.full(n, 2.0))
+    np.testing.assert_array_equal(second[1], np.full((1, n), 3.0))
+
+
+@needs_native
 def test_a_failed_run_leaves_the_session_usable():
     x, y = pt.vector("x"), pt.vector("y")
     native = pytensor.function([x, y], [x + y, pt.gammaln(x)], mode=onnx_mode())
