@@ -436,18 +436,17 @@ class _SessionRunner:
                 return results
 
         elif isinstance(session, NativeSession):
-            # The hot path: nothing but the run and the output stores.
-            native_run = session.run
+            # The hot path: the session reads the input cells and stores
+            # into the output cells itself.
+            run_cells = session.run_cells
             fed_cells = tuple(cell for _name, cell in feeds)
+            out_cell_tuple = tuple(out_cells)
 
             def run_once():
                 try:
-                    results = native_run([cell[0] for cell in fed_cells])
+                    return run_cells(fed_cells, out_cell_tuple)
                 except Exception as exc:
                     fail(exc)
-                for cell, value in zip(out_cells, results):
-                    cell[0] = value
-                return results
 
         else:
             # The hot path: nothing but the run and the output stores.

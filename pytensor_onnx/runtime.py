@@ -183,6 +183,7 @@ class NativeSession:
                 "Export it with pytensor_onnx.export_onnx and check it with `pytensor-onnx validate` to inspect it."
             ) from exc
         self.run = self._session.run
+        self.run_cells = self._session.run_cells
         self.input_names = tuple(input_names)
         self.output_names = tuple(output_names)
 

@@ -219,6 +219,28 @@ def test_failures_raise_what_the_binding_raises():
 
 
 @needs_native
+def test_runs_on_storage_cells(rng):
+    # A function's thunk hands the session PyTensor's storage cells (lists
+    # of one item): it reads the inputs from them and stores the outputs
+    # into them, as the returned list.
+    x, y = pt.vector("x"), pt.vector("y")
+    fn = pytensor.function([x, y], [x * y, (x + y).sum()], mode=onnx_mode())
+    session = fn.maker.linker.session
+    a, b = rng.normal(size=5), rng.normal(size=5)
+    out_cells = ([None], [None])
+    results = session.run_cells(([a], [b]), out_cells)
+    np.testing.assert_array_equal(results[0], a * b)
+    assert out_cells[0][0] is results[0] and out_cells[1][0] is results[1]
+    _assert_identical(results, session.run([a, b]))
+    with pytest.raises(TypeError, match="storage cell"):
+        session.run_cells((a, [b]), out_cells)
+    with pytest.raises(TypeError, match="storage cell"):
+        session.run_cells(([a], [b]), ([None], None))
+    with pytest.raises(ValueError, match="outputs, for 1 cells"):
+        session.run_cells(([a], [b]), ([None],))
+
+
+@needs_native
 def test_a_wrong_input_dtype_with_trust_input_fails_with_onnx_runtimes_message():
     x = pt.vector("x")
     native = pytensor.function([x], x * 2, mode=onnx_mode())
