@@ -226,6 +226,25 @@ def test_constant_inputs_of_kernel_nodes(rng):
         np.testing.assert_allclose(got, want, rtol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sigmoid_is_scipys_expit_to_the_bit(rng, dtype):
+    # PyTensor's py linker computes sigmoid with scipy.special.expit,
+    # 1 / (1 + exp(-x)) in the dtype's precision (its C code too): below
+    # -88 in float32 (-709 in float64) exp(-x) overflows and the result is
+    # 0, and for negative x the other form, exp(x) / (1 + exp(x)), differs
+    # in the last bit (FUZZ_SEED=455654170).
+    from scipy.special import expit
+
+    x = pt.vector("x", dtype=dtype)
+    edges = [-88.0, -89.0, -100.0, -104.0, -709.0, -710.0, -720.0, -745.0, -746.0, -0.0, 0.0, 30.0, 90.0,
+             np.inf, -np.inf, np.nan]
+    value = np.concatenate([rng.uniform(-60, 60, 3000), edges]).astype(dtype)
+    out = pt.sigmoid(x) * 2  # (a Composite: a kernel node; a lone sigmoid is ONNX Runtime's Sigmoid)
+    fn, _ = compare_onnx_and_py([x], [out], [value])
+    assert [n.op_type for n in fn.maker.linker.onnx_model.graph.node] == [f"Elemwise_{dtype}"]
+    np.testing.assert_array_equal(fn(value)[0], expit(value) * np.asarray(2, dtype=dtype))
+
+
 def test_a_kernel_node_refuses_to_squeeze_an_axis_that_is_not_1():
     # What the Squeeze it replaced would have refused (input of shape (2,)
     # where the node's output is 0-d).
