@@ -153,6 +153,23 @@ def test_inputs_kept_between_calls_follow_each_calls_values_and_shapes(rng):
     np.testing.assert_array_equal(second, np.full(4, 20.0))
 
 
+@needs_native
+def test_outputs_kept_between_calls_that_are_constants_or_baked_values(rng):
+    # Outputs of 16 KiB or less go into memory the binding keeps: outputs
+    # ONNX Runtime copies from an initializer (a constant, a baked shared
+    # value) must come out right on every call, beside computed ones.
+    x = pt.vector("x")
+    w = pytensor.shared(rng.normal(size=3), name="w")
+    const = rng.normal(size=3)
+    native, binding = _both([x], [pt.constant(const), x + 1, w, pt.as_tensor(np.float64(2.5)), x * w])
+    for i in range(4):
+        value = rng.normal(size=3)
+        _assert_identical(native(value), binding(value))
+    w.set_value(rng.normal(size=3))
+    value = rng.normal(size=3)
+    _assert_identical(native(value), binding(value))
+
+
 @pytest.mark.parametrize("n", [3, 2048, 2049, 5000])
 @needs_native
 def test_an_output_that_is_an_input_passed_through_is_the_callers_value(n):
