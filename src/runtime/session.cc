@@ -240,15 +240,14 @@ void Session::bind_inputs(BindingState& state, const std::vector<InputArray>& in
 std::vector<ArrayView> Session::read_outputs(BindingState& state, std::vector<Value>& allocated) const {
   const OrtApi& a = api();
   const size_t n = output_ptrs_.size();
-  std::vector<ArrayView> views(n);
-  allocated.resize(n);
   const bool all_owned = std::all_of(state.outputs.begin(), state.outputs.end(), [](const BoundArray& b) {
     return b.owned;
   });
-  if (all_owned) {
-    for (size_t i = 0; i < n; ++i) views[i] = state.outputs[i].view;
-    return views;
-  }
+  // (The usual run: every output is in the binding's memory, whose views
+  // the result reads there; nothing to ask, copy or allocate.)
+  if (all_owned) return {};
+  std::vector<ArrayView> views(n);
+  allocated.resize(n);
   OrtAllocator* allocator = nullptr;
   check(a.GetAllocatorWithDefaultOptions(&allocator));
   OrtValue** values = nullptr;
@@ -319,12 +318,16 @@ RunResult::~RunResult() {
   }
 }
 
+const ArrayView& RunResult::output(size_t i) const {
+  return views_.empty() ? binding_.outputs.at(i).view : views_.at(i);
+}
+
 Value RunResult::take_output(size_t i) {
-  Value& value = outputs_.at(i);
-  if (!value) {
+  if (i >= outputs_.size() || !outputs_[i]) {
     throw std::logic_error("RunResult::take_output: output " + std::to_string(i) +
                            " is the binding's memory or was taken already");
   }
+  Value& value = outputs_[i];
   if (!binding_.outputs.at(i).owned) {
     check(api().BindOutputToDevice(binding_.binding.get(), session_->output_ptrs_.at(i), cpu_memory()));
   }

@@ -64,8 +64,8 @@ class RunResult {
   RunResult& operator=(RunResult&&) = delete;
   ~RunResult();
 
-  size_t size() const { return views_.size(); }
-  const ArrayView& output(size_t i) const { return views_.at(i); }
+  size_t size() const { return binding_.outputs.size(); }
+  const ArrayView& output(size_t i) const;
   // Output i for the caller to keep (one larger than kCopiedBytes): the
   // binding lets go of it (its next run allocates that output anew).
   Value take_output(size_t i);
@@ -74,6 +74,8 @@ class RunResult {
   const Session* session_;
   BindingState binding_;
   std::vector<Value> outputs_;  // per output, the value ONNX Runtime allocated, if it did
+  // Per output, what it is; empty when every output is in the binding's own
+  // memory (binding_.outputs' views).
   std::vector<ArrayView> views_;
 };
 
@@ -111,6 +113,10 @@ class Session {
   void give_back(BindingState binding) const;
   void bind_fresh_outputs(BindingState& state) const;
   void bind_inputs(BindingState& state, const std::vector<InputArray>& inputs) const;
+  // The outputs of the run that just ended: empty when all are in the
+  // binding's memory; else every output's view, with the values ONNX
+  // Runtime allocated in `allocated` (small ones are then bound to memory
+  // of the binding's own for the next run).
   std::vector<ArrayView> read_outputs(BindingState& state, std::vector<Value>& allocated) const;
   mutable std::mutex bindings_mutex_;
   mutable std::vector<BindingState> idle_bindings_;
