@@ -89,31 +89,29 @@ int numpy_type(ONNXTensorElementDataType type) {
 // `object` as a C-contiguous, aligned NumPy array in the machine's byte
 // order (itself when it is one).
 nb::object as_array(nb::handle object) {
-  // (The usual input, a C-contiguous aligned array of native byte order,
-  // as it is: PyArray_FROM_OF's checks cost ~0.1 us an input.)
-  if (PyArray_CheckExact(object.ptr())) {
-    auto* given = reinterpret_cast<PyArrayObject*>(object.ptr());
-    if (PyArray_ISCARRAY_RO(given) && PyArray_ISNOTSWAPPED(given)) return nb::borrow(object);
-  }
   PyObject* array = PyArray_FROM_OF(object.ptr(), NPY_ARRAY_IN_ARRAY | NPY_ARRAY_NOTSWAPPED);
   if (array == nullptr) throw nb::python_error();
   return nb::steal(array);
 }
 
 // An ONNX Runtime value over a NumPy array's memory.
-// The caller's array as a run reads it (`dims`: its shape, kept alive by
-// the caller during the run).
+// The caller's array as a run reads it. Its shape is appended to `dims`,
+// which the caller keeps alive during the run and must have reserved room
+// for (the array points into it).
 pytensor_onnx::runtime::InputArray input_array(nb::handle array_object, std::vector<int64_t>& dims) {
   auto* array = reinterpret_cast<PyArrayObject*>(array_object.ptr());
   const int ndim = PyArray_NDIM(array);
   const npy_intp* shape = PyArray_DIMS(array);
-  dims.assign(shape, shape + ndim);
-  return {PyArray_DATA(array), static_cast<size_t>(PyArray_NBYTES(array)), dims.data(), dims.size(),
-          onnx_type(array)};
+  const size_t start = dims.size();
+  if (dims.capacity() < start + static_cast<size_t>(ndim)) throw std::logic_error("input_array: dims has no room");
+  dims.insert(dims.end(), shape, shape + ndim);
+  return {PyArray_DATA(array), static_cast<size_t>(PyArray_NBYTES(array)), dims.data() + start,
+          static_cast<size_t>(ndim), onnx_type(array)};
 }
 
 Value borrow(nb::handle array_object) {
   std::vector<int64_t> dims;
+  dims.reserve(static_cast<size_t>(PyArray_NDIM(reinterpret_cast<PyArrayObject*>(array_object.ptr()))));
   const pytensor_onnx::runtime::InputArray array = input_array(array_object, dims);
   return pytensor_onnx::runtime::borrowed_tensor(array.data, array.nbytes, dims, array.type);
 }
@@ -125,6 +123,8 @@ void release_capsule(PyObject* capsule) {
 // Outputs up to kCopiedBytes are copied into new NumPy arrays, so that the
 // run's binding keeps their memory for its next run (cheaper than ONNX
 // Runtime allocating them again); larger ones are handed over, not copied.
+// Output i of a run as a NumPy array of its own: a copy, or the ONNX Runtime
+// value itself, owned by the array.
 nb::object output_to_numpy(RunResult& result, size_t i) {
   const pytensor_onnx::runtime::ArrayView& view = result.output(i);
   std::vector<npy_intp> shape(view.shape.begin(), view.shape.end());
@@ -150,6 +150,9 @@ nb::object output_to_numpy(RunResult& result, size_t i) {
   return owned;
 }
 
+// A session together with the arrays its initializers read.
+// (Members in this order: the session goes first, then the values its
+// initializers are, then the arrays they read.)
 struct NativeSession {
   std::vector<nb::object> initializer_arrays;
   std::vector<Initializer> initializers;
@@ -194,15 +197,18 @@ struct NativeSession {
   // The run on items[0..n): arrays, or with `cells` storage cells holding them.
   nb::list run_items(PyObject* const* items, Py_ssize_t n, bool cells) {
     std::vector<nb::object> arrays;
-    std::vector<std::vector<int64_t>> shapes(static_cast<size_t>(n));
-    std::vector<pytensor_onnx::runtime::InputArray> described;
     arrays.reserve(static_cast<size_t>(n));
-    described.reserve(static_cast<size_t>(n));
+    size_t total_ndim = 0;
     for (Py_ssize_t i = 0; i < n; ++i) {
       PyObject* item = cells ? PyList_GET_ITEM(cell_at(items[i]), 0) : items[i];
       arrays.push_back(as_array(item));
-      described.push_back(input_array(arrays.back(), shapes[static_cast<size_t>(i)]));
+      total_ndim += static_cast<size_t>(PyArray_NDIM(reinterpret_cast<PyArrayObject*>(arrays.back().ptr())));
     }
+    std::vector<int64_t> dims;  // every input's shape, one after the other
+    dims.reserve(total_ndim);
+    std::vector<pytensor_onnx::runtime::InputArray> described;
+    described.reserve(static_cast<size_t>(n));
+    for (const nb::object& array : arrays) described.push_back(input_array(array, dims));
     std::unique_ptr<RunResult> result;
     {
       nb::gil_scoped_release released;

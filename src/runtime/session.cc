@@ -5,6 +5,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "dtype.h"
+
 namespace pytensor_onnx::runtime {
 namespace {
 
@@ -147,29 +149,12 @@ void Session::give_back(BindingState binding) const {
 
 namespace {
 
-size_t element_size(ONNXTensorElementDataType type) {
-  switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
-      return 1;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
-      return 2;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32:
-      return 4;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64:
-      return 8;
-    default:
-      return 0;  // (not a fixed-size type: never kept)
-  }
-}
+// Bytes per element (ONNX Runtime numbers element types as ONNX does, the
+// core's DType); 0 for strings, which are never kept.
+static_assert(static_cast<int>(DType::Float64) == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE &&
+              static_cast<int>(DType::Bool) == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL &&
+              static_cast<int>(DType::BFloat16) == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16);
+size_t element_size(ONNXTensorElementDataType type) { return dtype_size(static_cast<DType>(type)); }
 
 bool holds(const BoundArray& bound, const InputArray& input) {
   return bound.owned && bound.view.type == input.type && bound.view.shape.size() == input.ndim &&
