@@ -557,14 +557,20 @@ def _expands_only(op) -> bool:
     return isinstance(op, DimShuffle) and not op.drop and list(op.shuffle) == sorted(op.shuffle)
 
 
+def _past_added_axes(var):
+    """``var`` past the DimShuffles that only add axes to it."""
+    while var.owner is not None and _expands_only(var.owner.op):
+        var = var.owner.inputs[0]
+    return var
+
+
 def _one_element_producer(var):
     """The Elemwise output (every dim of size 1) that ``var`` is, past
     DimShuffles that only add axes, when the kernels evaluate its scalar op;
     else None."""
     from pytensor_onnx.dispatch.kernel import evaluates
 
-    while var.owner is not None and _expands_only(var.owner.op):
-        var = var.owner.inputs[0]
+    var = _past_added_axes(var)
     owner = var.owner
     if owner is None or not isinstance(owner.op, Elemwise) or not all(var.type.broadcastable):
         return None
@@ -575,9 +581,7 @@ def _one_element_source(var):
     """``var`` past DimShuffles that only add axes when it holds one element
     (the same value however its axes of size 1 are placed: the kernel node
     reads it once), else ``var``."""
-    source = var
-    while source.owner is not None and _expands_only(source.owner.op):
-        source = source.owner.inputs[0]
+    source = _past_added_axes(var)
     return source if all(source.type.broadcastable) else var
 
 
