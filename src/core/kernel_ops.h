@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace pytensor_onnx {
 
@@ -23,5 +26,15 @@ bool infer_kernel_node(Node& node);
 // of its axes (attribute `dim_inputs`: pairs input, axis; the kernel reads
 // that size as an int64 scalar), not for its elements.
 bool reads_a_dim(const Node& node, size_t i);
+
+// The view an Elemwise kernel node reads input `i` as (attribute
+// `input_axes`: records input, rank k, then k output axes or -1; see
+// src/kernels/elemwise.h): for each axis of the input, the output axis it
+// runs along, or -1 where the view drops it (size 1). nullopt: the input is
+// read as NumPy broadcasts it.
+std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i);
+
+// The same records from a map per input (nullopt: not a view).
+std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::vector<int64_t>>>& axes);
 
 }  // namespace pytensor_onnx

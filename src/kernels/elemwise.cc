@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "constant_inputs.h"
@@ -59,6 +60,7 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, cons
   inputs.resize(n_in);
   run.dims.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
+    inputs[i].strides.clear();
     if (i < constants.size() && constants[i]) {
       inputs[i].data = constants[i]->data;
       inputs[i].shape.assign(constants[i]->shape.begin(), constants[i]->shape.end());
@@ -79,6 +81,36 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, cons
     // (The C call: the C++ wrapper's GetShape returns a new vector.)
     if (!shape.empty()) Ort::ThrowOnError(Ort::GetApi().GetDimensions(info, shape.data(), shape.size()));
     inputs[i].data = value.GetTensorRawData();
+  }
+}
+
+// Input `i` (its elements at arg.data, C-contiguous, of shape arg.shape) as
+// the view the node reads (attribute `input_axes`): `axes[j]` is the output
+// axis that axis j of the array runs along, or -1 where the view drops an
+// axis, which must then have size 1 (the Squeeze it replaced would fail
+// otherwise). `arg` becomes the view: a shape of `rank` dims and its strides.
+void read_as_view(ArrayArg& arg, size_t i, const std::vector<int64_t>& axes, size_t rank) {
+  thread_local std::vector<int64_t> own;
+  own = arg.shape;
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("input " + std::to_string(i) + " of shape " + shape_text(own) + " " + why);
+  };
+  if (own.size() != axes.size()) {
+    fail("is read as an array of rank " + std::to_string(axes.size()) + " (the node's attribute input_axes)");
+  }
+  arg.shape.assign(rank, 1);
+  arg.strides.assign(rank, 0);
+  int64_t stride = 1;
+  for (size_t j = own.size(); j-- > 0;) {
+    const int64_t axis = axes[j], size = own[j];
+    if (axis < 0) {
+      if (size != 1) fail("cannot be squeezed on axis " + std::to_string(j) + ", which is not of size 1");
+    } else {
+      const auto out = static_cast<size_t>(axis);
+      arg.shape[out] = size;
+      arg.strides[out] = stride;
+    }
+    stride *= size;
   }
 }
 
@@ -162,6 +194,38 @@ int64_t optional_int(const Ort::ConstKernelInfo& info, const char* name, int64_t
   }
 }
 
+// Attribute `input_axes`: records (input i, its rank k, then k output axes
+// or -1), for inputs that are not read for a size (`dim_of_input`), each at
+// most once, of a node whose output rank is fixed (attribute `rank`).
+std::vector<std::optional<std::vector<int64_t>>> parse_input_axes(const std::vector<int64_t>& flat,
+                                                                  const std::vector<int64_t>& dim_of_input,
+                                                                  int64_t rank) {
+  std::vector<std::optional<std::vector<int64_t>>> axes(dim_of_input.size());
+  auto fail = [](const std::string& why) { throw std::invalid_argument("attribute 'input_axes' " + why); };
+  if (!flat.empty() && rank < 0) fail("needs the attribute 'rank'");
+  for (size_t k = 0; k < flat.size();) {
+    if (k + 1 >= flat.size()) fail("ends inside a record");
+    const int64_t i = flat[k], count = flat[k + 1];
+    if (i < 0 || static_cast<size_t>(i) >= axes.size() || dim_of_input[static_cast<size_t>(i)] >= 0 ||
+        axes[static_cast<size_t>(i)]) {
+      fail("names input " + std::to_string(i) + ": not an input read for its elements, or named twice");
+    }
+    if (count < 0 || static_cast<size_t>(count) > flat.size() - k - 2) fail("ends inside a record");
+    std::vector<int64_t> map(flat.begin() + static_cast<long>(k) + 2, flat.begin() + static_cast<long>(k) + 2 + count);
+    std::vector<bool> read(static_cast<size_t>(rank), false);
+    for (int64_t axis : map) {
+      if (axis < -1 || axis >= rank || (axis >= 0 && read[static_cast<size_t>(axis)])) {
+        fail("maps input " + std::to_string(i) + " to axis " + std::to_string(axis) + " of an output of rank " +
+             std::to_string(rank) + " (each axis at most once)");
+      }
+      if (axis >= 0) read[static_cast<size_t>(axis)] = true;
+    }
+    axes[static_cast<size_t>(i)] = std::move(map);
+    k += 2 + static_cast<size_t>(count);
+  }
+  return axes;
+}
+
 // ONNX Runtime's intra-op pool takes a C callback and one pointer.
 ParallelFor pool_of(Ort::KernelContext& ctx) {
   return [&ctx](size_t n, const std::function<void(size_t)>& task) {
@@ -199,6 +263,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   for (size_t i = 0; i < dim_of_input_.size(); ++i) {
     if (dim_of_input_[i] >= 0) constant_inputs_[i].reset();  // (read for a size, not as elements)
   }
+  input_axes_ = parse_input_axes(optional_ints(kernel_info, "input_axes"), dim_of_input_, rank_);
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
@@ -210,6 +275,9 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   const Program& p = program_;
   thread_local RunBuffers run;
   read_inputs(ctx, input_dtypes_, dim_of_input_, constant_inputs_, run);
+  for (size_t i = 0; i < input_axes_.size(); ++i) {
+    if (input_axes_[i]) read_as_view(run.inputs[i], i, *input_axes_[i], static_cast<size_t>(rank_));
+  }
   output_shape(run.inputs, rank_, run.shape);
   check_strict_axes(run.inputs, strict_axes_, run.shape);
   make_outputs(ctx, p.outputs.size(), run.shape, p.reductions, run.outputs);

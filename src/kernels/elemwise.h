@@ -38,6 +38,10 @@ class ElemwiseKernel {
   // int64 scalar; attribute `dim_inputs`), or -1: its elements.
   std::vector<int64_t> dim_of_input_;
   std::vector<std::optional<ArrayArg>> constant_inputs_;  // constant_inputs.h
+  // Per input read as a view of another array (attribute `input_axes`): for
+  // each axis of that array, the output axis it runs along, or -1 for an
+  // axis of size 1 that the view drops.
+  std::vector<std::optional<std::vector<int64_t>>> input_axes_;
 };
 
 class ScalarLoopKernel {

@@ -1,6 +1,7 @@
 #include "evaluate.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -95,6 +96,21 @@ void fill(char* dst, const char* src, size_t n, size_t itemsize) {
   }
 }
 
+// Copies `n` elements, `stride` elements apart from `src` on, into `dst`.
+void copy_strided(char* dst, const char* src, size_t n, int64_t stride, size_t itemsize) {
+  const auto step = static_cast<std::ptrdiff_t>(stride) * static_cast<std::ptrdiff_t>(itemsize);
+  switch (itemsize) {
+    case 8:
+      for (size_t k = 0; k < n; ++k, src += step) std::memcpy(dst + 8 * k, src, 8);
+      return;
+    case 4:
+      for (size_t k = 0; k < n; ++k, src += step) std::memcpy(dst + 4 * k, src, 4);
+      return;
+    default:
+      for (size_t k = 0; k < n; ++k, src += step) std::memcpy(dst + itemsize * k, src, itemsize);
+  }
+}
+
 // Copies block [start, start + n) of a broadcast input into `dst`, a run
 // along the innermost axis at a time (a memcpy where the input is contiguous
 // there, a fill where it is broadcast): per-element index arithmetic made a
@@ -120,8 +136,10 @@ void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start
     const char* src = in.data + offset * static_cast<int64_t>(item);
     if (inner_stride == 1) {
       std::memcpy(dst + k * item, src, run * item);
-    } else {  // inner_stride == 0: the input is broadcast along the innermost axis
+    } else if (inner_stride == 0) {  // the input is broadcast along the innermost axis
       fill(dst + k * item, src, run, item);
+    } else {  // a view read across its own axes (a transpose, a diagonal)
+      copy_strided(dst + k * item, src, run, inner_stride, item);
     }
     k += run;
     index[last] += static_cast<int64_t>(run);
@@ -535,6 +553,23 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
       scalar_inputs[i] = true;
       call.scalar_value[i] = 0;
       std::memcpy(&call.scalar_value[i], view.data, view.itemsize);
+    } else if (!inputs[i].strides.empty()) {
+      // A view (ArrayArg::strides): read in place only if it is laid out as
+      // the output is, gathered per block otherwise.
+      if (shape.size() != rank || inputs[i].strides.size() != rank) {
+        throw std::invalid_argument("input " + std::to_string(i) + " is a view of rank " +
+                                    std::to_string(shape.size()) + " of an output of rank " + std::to_string(rank));
+      }
+      view.strides.assign(rank, 0);
+      bool in_place = count == size;
+      int64_t contiguous = 1;
+      for (size_t d = rank; d-- > 0;) {
+        if (shape[d] == 1) continue;
+        view.strides[d] = inputs[i].strides[d];
+        in_place = in_place && view.strides[d] == contiguous;
+        contiguous *= out_shape[d];
+      }
+      view.kind = in_place ? InputView::Full : InputView::Broadcast;
     } else if (count != size) {
       view.kind = InputView::Broadcast;
       view.strides.assign(rank, 0);

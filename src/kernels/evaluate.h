@@ -14,8 +14,14 @@
 namespace pytensor_onnx::kernels {
 
 struct ArrayArg {
-  const void* data;  // C-contiguous elements of the program's input dtype
+  const void* data;  // elements of the program's input dtype
   std::vector<int64_t> shape;
+  // Empty: the elements are C-contiguous, and `shape` is aligned with the
+  // output's on the right (NumPy's broadcasting). Else a view (an Elemwise
+  // node's attribute `input_axes`): `shape` has the output's rank, and the
+  // element at index k is at data + sum(k[d] * strides[d]) elements (axes of
+  // size 1 broadcast whatever their stride).
+  std::vector<int64_t> strides = {};
 };
 
 // The sum of a[0..n) as NumPy's add.reduce adds a contiguous array

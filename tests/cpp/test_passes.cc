@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "builder.h"
 #include "passes/cse.h"
@@ -315,18 +316,88 @@ TEST(FoldIntoKernels, LeadingUnsqueezeAndSqueezeAreReadPast) {
   EXPECT_EQ((*out->shape)[1].size, 5);
 }
 
-TEST(FoldIntoKernels, OtherAxesAndOtherReadersStay) {
+TEST(FoldIntoKernels, OtherReadersKeepTheirNodes) {
   GraphBuilder g(18);
   Value* v = g.input("v", DType::Float64, shape_of_sizes({5}));
-  Value* inner = g.op1("Unsqueeze", {v, g.int64s({1})});  // (5,) -> (5, 1): not leading
   Value* leading = g.op1("Unsqueeze", {v, g.int64s({0})});
-  Value* out = elemwise_kernel(g, {inner, leading});
+  Value* out = elemwise_kernel(g, {leading, leading});
   g.output(out, "y");
   g.output(g.op1("Exp", {leading}), "z");
   optimize_graph(g.graph());
-  EXPECT_EQ(out->producer->inputs[0], inner);
+  EXPECT_EQ(out->producer->inputs[0], v);
   EXPECT_EQ(out->producer->inputs[1], v);
-  EXPECT_EQ(count(g.graph(), "Unsqueeze"), 2u);  // each still read elsewhere
+  EXPECT_EQ(count(g.graph(), "Unsqueeze"), 1u);  // still read by the Exp
+}
+
+// The records of attribute input_axes, per input: nullopt where not a view.
+std::vector<std::optional<std::vector<int64_t>>> views_of(const Node& node) {
+  std::vector<std::optional<std::vector<int64_t>>> views;
+  for (size_t i = 0; i < node.inputs.size(); ++i) views.push_back(input_axes_of(node, i));
+  return views;
+}
+
+TEST(FoldIntoKernels, InnerAxesAndTransposesAreReadAsViews) {
+  GraphBuilder g(18);
+  Value* a = g.input("a", DType::Float64, sym({Dim::named("n"), Dim::known(5)}));
+  Value* b = g.input("b", DType::Float64, shape_of_sizes({5, 4}));
+  Value* c = g.input("c", DType::Float64, sym({Dim::named("n")}));
+  Value* d = g.input("d", DType::Float64, sym({Dim::named("n"), Dim::known(1), Dim::known(5)}));
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({5}));
+  Value* e = g.input("e", DType::Float64, sym({Dim::named("n"), Dim::known(3)}));
+  Value* transposed = g.op1("Transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});  // (4, 5)
+  Value* column = g.op1("Unsqueeze", {c, g.int64s({1})});                              // (n, 1)
+  Value* squeezed = g.op1("Squeeze", {d, g.int64s({-2})});                            // (n, 5)
+  // A chain: x[None, :].T, (5, 1), then a leading axis added: (1, 5, 1),
+  // read with e (n, 3) by a kernel of rank 3 (x's axis is the output's 1).
+  Value* chain = g.op1("Unsqueeze", {g.op1("Transpose", {g.op1("Unsqueeze", {x, g.int64s({0})})}), g.int64s({0})});
+  Value* out = elemwise_kernel(g, {a, transposed, column, squeezed});
+  Value* out3 = elemwise_kernel(g, {chain, e});
+  g.output(out, "y");
+  g.output(out3, "y3");
+  EXPECT_GT(optimize_graph(g.graph()), 0);
+  EXPECT_EQ(count(g.graph(), "Transpose") + count(g.graph(), "Unsqueeze") + count(g.graph(), "Squeeze"), 0u);
+  const Node* kernel = out->producer;
+  EXPECT_EQ(kernel->inputs, (std::vector<Value*>{a, b, c, d}));
+  using Axes = std::optional<std::vector<int64_t>>;
+  EXPECT_EQ(views_of(*kernel), (std::vector<Axes>{std::nullopt, std::vector<int64_t>{1, 0}, std::vector<int64_t>{0},
+                                                  std::vector<int64_t>{0, -1, 1}}));
+  EXPECT_EQ(kernel->attrs.get_int("rank", -1), 2);
+  EXPECT_EQ(out3->producer->inputs[0], x);
+  EXPECT_EQ(views_of(*out3->producer)[0], (Axes{std::vector<int64_t>{1}}));
+  EXPECT_EQ(out3->producer->attrs.get_int("rank", -1), 3);
+  // The outputs keep their shapes, (4, 5) and (1, 5, 3).
+  ASSERT_TRUE(out->shape && out->shape->size() == 2);
+  EXPECT_EQ((*out->shape)[0].size, 4);  // (n broadcast with b's 4)
+  EXPECT_EQ((*out->shape)[1].size, 5);
+  ASSERT_TRUE(out3->shape && out3->shape->size() == 3);
+  EXPECT_EQ((*out3->shape)[0].size, 1);
+  EXPECT_EQ((*out3->shape)[1].size, 5);
+  EXPECT_EQ((*out3->shape)[2].size, 3);
+}
+
+TEST(FoldIntoKernels, TransposesThatCostMoreReadInPlaceKeepTheirNodes) {
+  GraphBuilder g(18);
+  // Of unknown size, the innermost axis moved: strided reads of a large
+  // array cost more than ONNX Runtime's blocked Transpose.
+  Value* big = g.input("big", DType::Float64, sym({Dim::named("n"), Dim::named("m")}));
+  Value* large = elemwise_kernel(g, {g.op1("Transpose", {big}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  // Of unknown size, the innermost axis kept: read past.
+  Value* stack = g.input("stack", DType::Float64, sym({Dim::named("n"), Dim::named("m"), Dim::known(3)}));
+  Value* kept = elemwise_kernel(g, {g.op1("Transpose", {stack}, {{"perm", std::vector<int64_t>{1, 0, 2}}})});
+  // A constant: ONNX Runtime's constant folding gives the kernel a
+  // transposed constant to read in place.
+  Value* constant = g.constant(Tensor::from_values(DType::Float64, std::vector<double>{1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {2, 3}));
+  Value* folded = elemwise_kernel(g, {g.op1("Transpose", {constant}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  g.output(large, "large");
+  g.output(kept, "kept");
+  g.output(folded, "folded");
+  optimize_graph(g.graph());
+  EXPECT_EQ(large->producer->inputs[0]->producer->op_type, "Transpose");
+  EXPECT_FALSE(input_axes_of(*large->producer, 0));
+  EXPECT_EQ(kept->producer->inputs[0], stack);
+  EXPECT_EQ(input_axes_of(*kept->producer, 0), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_FALSE(input_axes_of(*folded->producer, 0));
+  EXPECT_EQ(folded->producer->inputs[0]->producer->op_type, "Transpose");
 }
 
 TEST(FoldIntoKernels, AScalarLoopsStepCountIsLeftAlone) {

@@ -269,6 +269,92 @@ def test_a_kernel_node_refuses_to_squeeze_an_axis_that_is_not_1():
         session.run(None, {"v": np.array([1.0, 2.0])})
 
 
+@pytest.mark.parametrize("size", [4, 300])
+def test_dimshuffles_are_read_as_views(rng, size):
+    # PyTensor's DimShuffles that add or drop axes anywhere, or transpose,
+    # are no nodes of their own in mode ONNX: the kernel node reads their
+    # operands through strides (attribute input_axes,
+    # src/core/passes/fold_into_kernels.h). 300 x 300 float64 runs over many
+    # blocks, and its 2-d transposes (innermost axis moved, 90,000 elements)
+    # keep their Transpose nodes, as copying costs less than strided reads.
+    x, v = pt.matrix("x", shape=(size, size)), pt.vector("v", shape=(size,))
+    t = pt.tensor3("t", shape=(size, 1, 3))
+    s = pt.tensor3("s", shape=(2, size, 3))
+    outs = [
+        pt.exp(x.T) * v[:, None] + x,
+        pt.log1p(t.squeeze(1) ** 2) - v[:, None],
+        s.transpose(1, 0, 2) * 2.5 + x[:, :1, None],
+        pt.sqrt(pt.abs(v[None, :, None] + s)),
+    ]
+    values = [rng.normal(size=(size, size)), rng.normal(size=size), rng.normal(size=(size, 1, 3)),
+              rng.normal(size=(2, size, 3))]
+    fn, _ = compare_onnx_and_py([x, v, t, s], outs, values)
+    ops = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert not {"Unsqueeze", "Squeeze"} & set(ops), ops
+    assert ops.count("Transpose") == (0 if size == 4 else 1), ops
+    views = [n for n in kernel_nodes(fn) if any(a.name == "input_axes" for a in n.attribute)]
+    assert len(views) >= 3
+    # The portable graph keeps them.
+    exported = {n.op_type for n in pytensor_onnx.export_onnx([x, v, t, s], outs).graph.node}
+    assert {"Transpose", "Unsqueeze", "Squeeze"} <= exported
+
+
+def _one_kernel_node_session(inputs, output_rank, **attrs):
+    # A session of one hand-made Elemwise_float64 node reading `inputs`
+    # (name -> rank, None: any), y = x0 + x1 + ...
+    from onnx import TensorProto, helper
+
+    names = list(inputs)
+    program = ";".join(f"Add float64 {0 if k == 0 else len(names) + k - 1} {k + 1}" for k in range(len(names) - 1))
+    node = helper.make_node(
+        "Elemwise_float64", names, ["y"], domain=kernels.DOMAIN, input_dtypes=" ".join(["float64"] * len(names)),
+        program=program, output_registers=[2 * len(names) - 2], **attrs,
+    )
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None if r is None else [None] * r)
+         for n, r in inputs.items()],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None] * output_rank)],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+    )
+    options = ort.SessionOptions()
+    kernels.register(options)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def test_a_view_refuses_what_its_dimshuffle_would(rng):
+    # input_axes records (input, its rank, the output axis of each of its
+    # axes or -1): a is (n, 1, m) read as (m, n) with its axis 1 dropped,
+    # which must then be 1 as the Squeeze it replaced would require.
+    session = _one_kernel_node_session({"a": None, "b": 2}, 2, rank=2, input_axes=[0, 3, 1, -1, 0])
+    a, b = rng.normal(size=(4, 1, 3)), rng.normal(size=(3, 4))
+    np.testing.assert_array_equal(session.run(None, {"a": a, "b": b})[0], a[:, 0, :].T + b)
+    with pytest.raises(Exception, match=r"input 0 of shape \(4, 2, 3\) cannot be squeezed on axis 1"):
+        session.run(None, {"a": rng.normal(size=(4, 2, 3)), "b": b})
+    with pytest.raises(Exception, match=r"input 0 of shape \(4, 3\) is read as an array of rank 3"):
+        session.run(None, {"a": rng.normal(size=(4, 3)), "b": b})
+    with pytest.raises(Exception, match=r"do not broadcast"):
+        session.run(None, {"a": a, "b": rng.normal(size=(4, 3))})
+
+
+@pytest.mark.parametrize(
+    "attrs, message",
+    [
+        (dict(input_axes=[0, 2, 1, 0]), "needs the attribute 'rank'"),
+        (dict(rank=2, input_axes=[0, 2, 1, 1]), "to axis 1 of an output of rank 2 \\(each axis at most once\\)"),
+        (dict(rank=2, input_axes=[0, 2, 2, 0]), "to axis 2 of an output of rank 2"),
+        (dict(rank=2, input_axes=[5, 2, 1, 0]), "names input 5"),
+        (dict(rank=2, input_axes=[0, 2, 1, 0, 0, 2, 0, 1]), "names input 0"),
+        (dict(rank=2, input_axes=[0, 3, 1, 0]), "ends inside a record"),
+    ],
+)
+def test_malformed_input_axes_fail_the_session(attrs, message):
+    with pytest.raises(Exception, match=f"input_axes' {message}" if "needs" in message else message):
+        _one_kernel_node_session({"a": 2, "b": 2}, 2, **attrs)
+
+
 def test_kernels_off_gives_the_portable_graph(monkeypatch):
     x = pt.vector("x")
     out = pt.gammaln(x) + 1

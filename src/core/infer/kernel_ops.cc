@@ -1,8 +1,11 @@
 // Inference of the nodes of the project's kernel library (kernel_ops.h):
 // their types and shapes are those of the recipes they replace.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "errors.h"
 #include "infer.h"
@@ -11,6 +14,17 @@
 
 namespace pytensor_onnx {
 namespace {
+
+// The shape of an Elemwise kernel's input as the view it reads (attribute
+// `input_axes`): `rank` dims, 1 but where an axis of `shape` runs along one.
+Shape view_shape(const Shape& shape, const std::vector<int64_t>& axes, size_t rank) {
+  if (!shape || shape->size() != axes.size()) return std::nullopt;
+  std::vector<Dim> dims(rank, Dim::known(1));
+  for (size_t j = 0; j < axes.size(); ++j) {
+    if (axes[j] >= 0 && static_cast<size_t>(axes[j]) < rank) dims[static_cast<size_t>(axes[j])] = (*shape)[j];
+  }
+  return dims;
+}
 
 // The first dims of `shape` (all but its last `core` ones), or unknown.
 Shape leading_dims(const Shape& shape, size_t core) {
@@ -145,6 +159,31 @@ bool reads_a_dim(const Node& node, size_t i) {
   return false;
 }
 
+std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i) {
+  const std::optional<std::vector<int64_t>> records = node.attrs.get_ints("input_axes");
+  if (!records) return std::nullopt;
+  for (size_t k = 0; k + 1 < records->size();) {
+    const int64_t count = std::max<int64_t>(0, (*records)[k + 1]);
+    const size_t end = std::min(records->size(), k + 2 + static_cast<size_t>(count));
+    if ((*records)[k] == static_cast<int64_t>(i)) {
+      return std::vector<int64_t>(records->begin() + static_cast<long>(k) + 2, records->begin() + static_cast<long>(end));
+    }
+    k = end;
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::vector<int64_t>>>& axes) {
+  std::vector<int64_t> records;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (!axes[i]) continue;
+    records.push_back(static_cast<int64_t>(i));
+    records.push_back(static_cast<int64_t>(axes[i]->size()));
+    records.insert(records.end(), axes[i]->begin(), axes[i]->end());
+  }
+  return records;
+}
+
 bool infer_kernel_node(Node& node) {
   if (node.domain != kKernelDomain) return false;
   // Every kernel op is "<kernel>_<output dtype>".
@@ -183,7 +222,9 @@ bool infer_kernel_node(Node& node) {
     // (An input read for the size of an axis is one int64: attribute `dim_inputs`.)
     if (!input || reads_a_dim(node, i)) continue;
     Shape in = input->shape;
-    if (rank >= 0 && in && in->size() > static_cast<size_t>(rank)) {
+    if (const std::optional<std::vector<int64_t>> axes = input_axes_of(node, i); axes && rank >= 0) {
+      in = view_shape(in, *axes, static_cast<size_t>(rank));
+    } else if (rank >= 0 && in && in->size() > static_cast<size_t>(rank)) {
       in = std::vector<Dim>(in->end() - rank, in->end());
     }
     shape = broadcast_shapes(shape, in);

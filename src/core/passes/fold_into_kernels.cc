@@ -82,7 +82,132 @@ std::optional<std::pair<Value*, int64_t>> size_of_an_axis(const Value* value) {
   return std::make_pair(x, axis);
 }
 
+// At most this many elements are gathered from a transposed operand per
+// run (4 KiB-strided reads of a large one would cost more than ONNX
+// Runtime's blocked Transpose).
+constexpr int64_t kMaxTransposedElements = int64_t{1} << 16;
+
+// How an operand of a kernel of output rank `rank` is read without a view:
+// aligned on the right, its leading axes beyond `rank` dropped.
+std::vector<int64_t> broadcast_axes(size_t operand_rank, size_t rank) {
+  std::vector<int64_t> axes(operand_rank);
+  for (size_t j = 0; j < operand_rank; ++j) {
+    axes[j] = j + rank < operand_rank ? -1 : static_cast<int64_t>(j + rank - operand_rank);
+  }
+  return axes;
+}
+
+// Constant axes of an Unsqueeze or Squeeze, normalized against `rank` (the
+// rank of the Unsqueeze's output, the Squeeze's input), sorted; nullopt if
+// not constant or out of range.
+std::optional<std::vector<int64_t>> normalized_axes(const Node& node, size_t rank) {
+  std::optional<std::vector<int64_t>> axes = infer::axes_of(node);
+  if (!axes || axes->empty()) return std::nullopt;  // (Squeeze of every size-1 axis: not known which)
+  for (int64_t& axis : *axes) {
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
+  }
+  std::sort(axes->begin(), axes->end());
+  if (std::adjacent_find(axes->begin(), axes->end()) != axes->end()) return std::nullopt;
+  return axes;
+}
+
+// Whether every element of `value` is known to be at most `limit` many.
+bool at_most_elements(const Value& value, int64_t limit) {
+  if (!value.shape) return false;
+  int64_t count = 1;
+  for (const Dim& d : *value.shape) {
+    if (!d.is_known()) return false;
+    if (d.size == 0) return true;
+    if (d.size > limit / std::max<int64_t>(count, 1)) return false;
+    count *= d.size;
+  }
+  return count <= limit;
+}
+
+// The operand of `value`'s producer and how its axes are read, when that
+// producer is an Unsqueeze, Squeeze or Transpose that a view can replace and
+// `axes` says how `value` is read; else nullopt.
+std::optional<std::pair<Value*, std::vector<int64_t>>> read_past(const Value& value, const std::vector<int64_t>& axes) {
+  const Node* producer = value.producer;
+  if (!producer || !producer->domain.empty() || producer->outputs.size() != 1) return std::nullopt;
+  Value* source = producer->input(0);
+  if (!source || !source->rank() || !value.rank() || *value.rank() != axes.size()) return std::nullopt;
+  const size_t rank = *source->rank();
+  std::vector<int64_t> source_axes(rank, -1);
+  if (producer->op_type == "Unsqueeze") {
+    const std::optional<std::vector<int64_t>> added = normalized_axes(*producer, axes.size());
+    if (!added || added->size() + rank != axes.size()) return std::nullopt;
+    size_t j = 0;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (!std::binary_search(added->begin(), added->end(), static_cast<int64_t>(k))) source_axes[j++] = axes[k];
+    }
+  } else if (producer->op_type == "Squeeze") {
+    const std::optional<std::vector<int64_t>> dropped = normalized_axes(*producer, rank);
+    if (!dropped || rank != dropped->size() + axes.size()) return std::nullopt;
+    size_t k = 0;
+    for (size_t j = 0; j < rank; ++j) {
+      if (!std::binary_search(dropped->begin(), dropped->end(), static_cast<int64_t>(j))) source_axes[j] = axes[k++];
+    }
+  } else if (producer->op_type == "Transpose") {
+    if (rank != axes.size() || source->constant) return std::nullopt;
+    std::vector<int64_t> perm = producer->attrs.get_ints("perm").value_or(std::vector<int64_t>{});
+    if (perm.empty()) {
+      for (size_t j = rank; j-- > 0;) perm.push_back(static_cast<int64_t>(j));
+    }
+    if (perm.size() != rank) return std::nullopt;
+    const bool inner_kept = rank == 0 || perm.back() == static_cast<int64_t>(rank) - 1;
+    if (!inner_kept && !at_most_elements(*source, kMaxTransposedElements)) return std::nullopt;
+    std::vector<bool> seen(rank, false);
+    for (size_t k = 0; k < rank; ++k) {
+      if (perm[k] < 0 || perm[k] >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(perm[k])]) {
+        return std::nullopt;
+      }
+      seen[static_cast<size_t>(perm[k])] = true;
+      source_axes[static_cast<size_t>(perm[k])] = axes[k];
+    }
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(source, std::move(source_axes));
+}
+
 }  // namespace
+
+bool fold_axis_views_into_kernels(Graph& graph) {
+  bool changed = false;
+  for (Node* node : graph.nodes()) {
+    if (node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0) continue;
+    const std::optional<size_t> rank = output_rank(*node);
+    if (!rank) continue;
+    std::vector<std::optional<std::vector<int64_t>>> views(node->inputs.size());
+    bool folded = false;
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      views[i] = input_axes_of(*node, i);
+      Value* in = node->inputs[i];
+      if (!in || !in->rank() || reads_a_dim(*node, i)) continue;
+      std::vector<int64_t> axes = views[i] ? *views[i] : broadcast_axes(*in->rank(), *rank);
+      Value* source = in;
+      // (A chain, x[:, None].T: each step composes.)
+      while (auto step = read_past(*source, axes)) {
+        // A subgraph's node may read only what its graph can see.
+        if (!graph.can_read(step->first)) break;
+        source = step->first;
+        axes = std::move(step->second);
+      }
+      if (source == in) continue;
+      node->replace_input(i, source);
+      views[i] = std::move(axes);
+      folded = true;
+    }
+    if (folded) {
+      node->attrs.set("input_axes", input_axes_attribute(views));
+      node->attrs.set("rank", static_cast<int64_t>(*rank));
+      changed = true;
+    }
+  }
+  return changed;
+}
 
 bool fold_shape_reads_into_kernels(Graph& graph) {
   bool changed = false;
@@ -119,7 +244,10 @@ bool fold_leading_axes_into_kernels(Graph& graph) {
     bool folded = false;
     for (size_t i = first; i < node->inputs.size(); ++i) {
       Value* in = node->inputs[i];
-      if (!in || !in->producer || !leading_axes_changed(in->producer) || reads_a_dim(*node, i)) continue;
+      if (!in || !in->producer || !leading_axes_changed(in->producer) || reads_a_dim(*node, i) ||
+          input_axes_of(*node, i)) {
+        continue;
+      }
       Value* source = in->producer->inputs[0];
       // A subgraph's node may read only what its graph can see.
       if (!graph.can_read(source)) continue;

@@ -13,6 +13,19 @@ namespace pytensor_onnx {
 // dead-node pass).
 bool fold_leading_axes_into_kernels(Graph& graph);
 
+// An Elemwise kernel node reads an operand past the Unsqueeze, Squeeze
+// (of constant axes) and Transpose nodes that made it (attribute
+// `input_axes`, src/kernels/elemwise.h): the view is strides over the
+// operand's own elements, and a dropped axis is checked to be 1 on every
+// run, as the Squeeze would. PyTensor's DimShuffles (`x[:, None]`, `x.T`)
+// are everywhere in PyMC's graphs, each ~0.5 us as a node of its own. A
+// Transpose is read past only where reading it costs no more than copying
+// it: small operands, or the innermost axis kept in place, and not a
+// constant (ONNX Runtime's constant folding gives the kernel a transposed
+// constant, read in place once, src/kernels/constant_inputs.h). Returns true if the graph changed (the bypassed nodes are left for
+// the dead-node pass).
+bool fold_axis_views_into_kernels(Graph& graph);
+
 // An Elemwise kernel node reads the size of an axis of an array itself
 // (attribute `dim_inputs`: pairs input, axis) where its int64 input is
 // Gather(Shape(x), k) of a constant k: PyMC's log-densities scale by the

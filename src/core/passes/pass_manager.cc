@@ -39,6 +39,9 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     changed |= fold_shape_reads_into_kernels(graph);
     changed |= fold_transposes_into_matmul_kernels(graph);
     changed |= fold_vector_axes_into_matmul_kernels(graph);
+    // (After the MatMul folds: a Squeeze of a product that only an Elemwise
+    // kernel reads is a gemv first.)
+    changed |= fold_axis_views_into_kernels(graph);
     if (options.fold_constants) changed |= fold_constants(graph);
     changed |= deduplicate_initializers(graph);
     if (options.cse) changed |= eliminate_common_subexpressions(graph, options.functions);

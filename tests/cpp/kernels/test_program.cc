@@ -90,6 +90,36 @@ TEST(KernelProgram, BroadcastsLikeNumPy) {
   EXPECT_THROW(broadcast_shapes({{2, 3}, {4}}), std::invalid_argument);
 }
 
+TEST(KernelProgram, ViewsAreReadThroughTheirStrides) {
+  // An Elemwise node's attribute input_axes makes inputs views (ArrayArg::
+  // strides): a transposed (cols, rows) array, a (rows,) vector along axis 0
+  // and a contiguous view read in place, over 3 x 700 so that blocks end
+  // inside rows; checked element by element.
+  const int64_t rows = 3, cols = 700;
+  std::vector<double> a(rows * cols), t(cols * rows), v(rows);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = 1e4 * static_cast<double>(i);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 1e9 * static_cast<double>(i + 1);
+  Program p = parse_program("float64 float64 float64", "Add float64 0 1;Add float64 3 2", {4});
+  const std::vector<int64_t> shape{rows, cols};
+  for (bool in_place_view : {false, true}) {
+    ArrayArg first{a.data(), shape};
+    if (in_place_view) first.strides = {cols, 1};
+    const std::vector<ArrayArg> in{first, {t.data(), shape, {1, rows}}, {v.data(), {rows, 1}, {1, 0}}};
+    std::vector<double> out(rows * cols);
+    evaluate(p, in, shape, {out.data()});
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < cols; ++k) {
+        ASSERT_EQ(out[r * cols + k], a[r * cols + k] + t[k * rows + r] + v[r]) << r << "," << k;
+      }
+    }
+  }
+  // A view must have the output's rank.
+  std::vector<double> out(rows * cols);
+  EXPECT_THROW(evaluate(p, {{a.data(), shape}, {t.data(), {cols}, {rows}}, {v.data(), {rows, 1}}}, shape, {out.data()}),
+               std::invalid_argument);
+}
+
 TEST(KernelProgram, IntegerSemanticsFollowNumPy) {
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   std::vector<int64_t> a{7, -7, 7, -7, 5, kMin, kMin, 3};
