@@ -25,6 +25,7 @@ struct RunBuffers {
   std::vector<int64_t> shape;
   std::vector<void*> outputs;
   std::vector<int64_t> dims;  // the sizes that inputs read for a dim hold (attribute `dim_inputs`)
+  std::vector<const std::vector<int64_t>*> shapes;  // the inputs' shapes, to broadcast
 };
 
 // An input that the node reads for the size of one of its axes (attribute
@@ -119,8 +120,8 @@ void read_as_view(ArrayArg& arg, size_t i, const std::vector<int64_t>& axes, siz
 // axes into the node, src/core/passes/fold_into_kernels.h), an input's leading
 // axes beyond it are dropped, failing as that Squeeze would unless they are 1,
 // and the shape is padded with leading 1s to that rank.
-void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<int64_t>& out) {
-  thread_local std::vector<const std::vector<int64_t>*> shapes;
+void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<const std::vector<int64_t>*>& shapes,
+                  std::vector<int64_t>& out) {
   shapes.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<int64_t>& shape = inputs[i].shape;
@@ -278,7 +279,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   for (size_t i = 0; i < input_axes_.size(); ++i) {
     if (input_axes_[i]) read_as_view(run.inputs[i], i, *input_axes_[i], static_cast<size_t>(rank_));
   }
-  output_shape(run.inputs, rank_, run.shape);
+  output_shape(run.inputs, rank_, run.shapes, run.shape);
   check_strict_axes(run.inputs, strict_axes_, run.shape);
   make_outputs(ctx, p.outputs.size(), run.shape, p.reductions, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
@@ -311,7 +312,7 @@ void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   thread_local RunBuffers run;
   read_inputs(ctx, input_dtypes_, {}, constant_inputs_, run);
-  output_shape(run.inputs, rank_, run.shape);
+  output_shape(run.inputs, rank_, run.shapes, run.shape);
   make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
   evaluate_loop(loop_, run.inputs, run.shape, run.outputs, &parallel);

@@ -51,6 +51,7 @@ struct Call {
   size_t size;
   std::vector<char*> outputs;
   const RunPlan* plan = nullptr;       // what the inputs of one element decide (run_plan.h)
+  std::vector<bool> scalar_inputs;     // per input: whether it holds one element
   std::vector<uint64_t> scalar_value;  // per register holding a scalar (plan->scalar)
   std::vector<int> reduced_index;      // per output: its column of `partials`, -1 unless reduced
   size_t num_reduced = 0;
@@ -115,10 +116,11 @@ void copy_strided(char* dst, const char* src, size_t n, int64_t stride, size_t i
 // along the innermost axis at a time (a memcpy where the input is contiguous
 // there, a fill where it is broadcast): per-element index arithmetic made a
 // (1, 64) bias over (256, 64) rows cost 3x ONNX Runtime's own Add.
-void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst) {
+// `index` is the caller's buffer (BlockScratch), reused from block to block.
+void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst,
+            std::vector<int64_t>& index) {
   const size_t rank = shape.size();
   const size_t item = in.itemsize;
-  thread_local std::vector<int64_t> index;  // (no allocation per block)
   index.assign(rank, 0);
   int64_t offset = 0;
   size_t rest = start;
@@ -210,20 +212,33 @@ void plan_leaf_blocks(Call& call, size_t chunk) {
   call.block_leaf.push_back(num_leaves);
 }
 
+// What the blocks of a run need besides the Call, per thread: concurrent
+// runs of one session share the program, never the scratch. One
+// thread_local for all of them, as each thread_local of a shared library is
+// a __tls_get_addr call (~3% of a PyMC-sized graph's run when they were
+// read block by block).
+struct BlockScratch {
+  std::vector<uint64_t> slots;        // kBlock 8-byte elements per slot of the program
+  std::vector<Operand> operands;      // per register (interpreted programs)
+  std::vector<double> filled;         // a one-value output, filled, for its leaves' sums
+  std::vector<const void*> inputs;    // per input of a compiled block function
+  std::vector<void*> outputs;         // per output of a compiled block function
+  std::vector<uint64_t> reduced;      // reduced outputs' values of one block
+  std::vector<int64_t> index;         // gather's position
+};
+
 // One block through the compiled function: inputs it reads as arrays are
 // the input's own elements, or gathered (broadcast) or filled (one element)
 // into their slots; outputs are written in place, or into a buffer that
 // `reduce(j, values, scalar)` then reduces.
 template <class SlotData, class Reduce>
-void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot_data, Reduce& reduce) {
+void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot_data, Reduce& reduce,
+                        BlockScratch& scratch) {
   const Program& p = *call.program;
   const std::vector<bool>& scalar = call.compiled->scalar_inputs;
-  thread_local std::vector<const void*> inputs_of_thread;
-  thread_local std::vector<void*> outputs_of_thread;
-  thread_local std::vector<uint64_t> reduced_of_thread;
-  std::vector<const void*>& inputs = inputs_of_thread;
-  std::vector<void*>& outputs = outputs_of_thread;
-  std::vector<uint64_t>& reduced = reduced_of_thread;
+  std::vector<const void*>& inputs = scratch.inputs;
+  std::vector<void*>& outputs = scratch.outputs;
+  std::vector<uint64_t>& reduced = scratch.reduced;
   inputs.resize(call.inputs.size());
   outputs.resize(p.outputs.size());
   if (reduced.size() < call.num_reduced * kReducedStride) reduced.resize(call.num_reduced * kReducedStride);
@@ -235,7 +250,7 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
       inputs[i] = in.data + start * in.itemsize;
     } else {
       char* slot = slot_data(static_cast<int>(i));
-      if (in.kind == InputView::Broadcast) gather(in, call.out_shape, start, n, slot);
+      if (in.kind == InputView::Broadcast) gather(in, call.out_shape, start, n, slot, scratch.index);
       else fill(slot, reinterpret_cast<const char*>(&call.scalar_value[i]), n, in.itemsize);
       inputs[i] = slot;
     }
@@ -257,12 +272,11 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
 
 void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   const Program& p = *call.program;
-  // Slots of kBlock 8-byte elements, per thread: concurrent runs of one
-  // session share the program, never the scratch.
-  thread_local std::vector<uint64_t> scratch;
+  thread_local BlockScratch scratch_of_thread;
+  BlockScratch& scratch = scratch_of_thread;
   const size_t words = static_cast<size_t>(p.num_slots) * kBlock;
-  if (scratch.size() < words) scratch.resize(words);
-  thread_local std::vector<Operand> operands;
+  if (scratch.slots.size() < words) scratch.slots.resize(words);
+  std::vector<Operand>& operands = scratch.operands;
   if (call.compiled == nullptr) {
     operands.assign(p.registers.size(), Operand{nullptr, false});
     for (size_t r = 0; r < p.registers.size(); ++r) {
@@ -270,10 +284,10 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
     }
   }
   auto slot_data = [&](int r) {
-    return reinterpret_cast<char*>(scratch.data() + static_cast<size_t>(p.slot[r]) * kBlock);
+    return reinterpret_cast<char*>(scratch.slots.data() + static_cast<size_t>(p.slot[r]) * kBlock);
   };
   Operand args[kMaxArity];
-  thread_local std::vector<double> filled;  // a one-value output, filled, for its leaves' sums
+  std::vector<double>& filled = scratch.filled;
   for (size_t b = first_block; b < last_block; ++b) {
     const bool leaf_blocks = !call.block_start.empty();
     const size_t start = leaf_blocks ? call.block_start[b] : b * kBlock;
@@ -283,7 +297,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
       if (in.kind == InputView::Full) {
         operands[i] = {in.data + start * in.itemsize, false};
       } else if (in.kind == InputView::Broadcast) {
-        gather(in, call.out_shape, start, n, slot_data(static_cast<int>(i)));
+        gather(in, call.out_shape, start, n, slot_data(static_cast<int>(i)), scratch.index);
         operands[i] = {slot_data(static_cast<int>(i)), false};
       }
     }
@@ -326,7 +340,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block) {
       acc = held ? 1.0 : 0.0;
     };
     if (call.compiled != nullptr) {
-      run_compiled_block(call, start, n, slot_data, reduce);
+      run_compiled_block(call, start, n, slot_data, reduce, scratch);
       continue;
     }
     for (size_t k : call.plan->block_code) {
@@ -536,7 +550,7 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   // Inputs are read in place when they have the output's shape, broadcast
   // as one value when they hold one element, gathered per block otherwise.
   const size_t rank = out_shape.size();
-  thread_local std::vector<bool> scalar_inputs;
+  std::vector<bool>& scalar_inputs = call.scalar_inputs;
   scalar_inputs.assign(inputs.size(), false);
   call.scalar_value.resize(p.registers.size());
   call.inputs.resize(inputs.size());
@@ -581,7 +595,7 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
       }
     }
   }
-  const RunPlan& plan = p.plans.find(scalar_inputs, [&p] { return make_plan(p, scalar_inputs); });
+  const RunPlan& plan = p.plans.find(scalar_inputs, [&p, &scalar_inputs] { return make_plan(p, scalar_inputs); });
   call.plan = &plan;
   call.compiled = plan.compiled >= 0 ? &p.compiled[static_cast<size_t>(plan.compiled)] : nullptr;
   if (call.compiled == nullptr) {
