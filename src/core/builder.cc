@@ -1,5 +1,6 @@
 #include "builder.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "adapt.h"
@@ -77,6 +78,14 @@ std::vector<Value*> GraphBuilder::emit(const std::string& op_type, std::vector<V
                                        size_t n_outputs, const std::string& domain) {
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
   refuse_removed(op_type, inputs);
+  // A node of a domain the model does not import would fail the checker and
+  // every runtime's load: refused here, where the rule can be named.
+  if (!domain.empty() && domain != kFunctionDomain &&
+      std::none_of(context_->extra_domains.begin(), context_->extra_domains.end(),
+                   [&domain](const auto& entry) { return entry.first == domain; })) {
+    throw BuildError(op_type + ": domain '" + domain + "' has no opset import; call require_domain('" + domain +
+                     "', version) before emitting its ops");
+  }
   if (domain.empty()) {
     if (auto arity = op_input_arity(op_type, opset_)) {
       if (inputs.size() < arity->min || inputs.size() > arity->max) {

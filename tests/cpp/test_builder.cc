@@ -139,7 +139,8 @@ TEST(Builder, UnknownAndTooNewOpsAreUnsupported) {
   }
   // BitwiseAnd (opset 18) is built by its recipe before 18 (recipes/bitwise.cc).
   EXPECT_EQ(g.op("BitwiseAnd", {x, x})[0]->dtype, DType::Int32);
-  // A custom domain passes through untouched.
+  // A custom domain (imported) passes through untouched.
+  g.require_domain("my.domain", 1);
   Value* y = g.op("MyOp", {x}, {}, 1, "my.domain")[0];
   EXPECT_EQ(y->producer->domain, "my.domain");
 }

@@ -230,6 +230,7 @@ TEST(BuilderRobustness, ShapeLengthsBeyondAnyRankAreRefused) {
   Value* x = g.input("x", DType::Float32, dims({2, 3}));
   Value* huge = g.input("huge", DType::Int64, dims({int64_t{1} << 40}));
   const std::string limit = "the target shape's length gives 1099511627776 dims; at most 1024 are supported";
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
   EXPECT_NE(build_error([&] { g.op1("Reshape", {x, huge}); }).find(limit), std::string::npos);
   EXPECT_NE(build_error([&] { g.op1("Expand", {x, huge}); }).find(limit), std::string::npos);
   EXPECT_NE(build_error([&] { g.op1("ConstantOfShape", {huge}); }).find("at most 1024"), std::string::npos);
@@ -262,6 +263,7 @@ TEST(BuilderRobustness, ACastNeedsItsTargetDtype) {
 TEST(BuilderRobustness, TheReduceKernelsShapeAndItsAxes) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::Float64, dims({2, -1, 5}));
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
   auto reduce = [&](std::vector<int64_t> axes, int64_t keepdims) {
     return g.op("Reduce_float64", {x}, {{"reduction", std::string("max")}, {"axes", axes}, {"keepdims", keepdims}}, 1,
                 kKernelDomain)[0];
@@ -291,6 +293,20 @@ TEST(BuilderRobustness, StaticSizesThatOverflowAreUnknown) {
   EXPECT_EQ(sizes_of(g.op1("Concat", {v, v}, {{"axis", int64_t{0}}})), (std::vector<int64_t>{-1}));
   Value* w = g.input("w", DType::Float32, dims({3}));
   EXPECT_EQ(sizes_of(g.op1("Concat", {w, w, w}, {{"axis", int64_t{0}}})), (std::vector<int64_t>{9}));
+}
+
+// A node of a domain the model does not import fails ONNX's checker and
+// every runtime's load: refused when built (the core fuzzer's hostile
+// attribute `domain`, FUZZ_SEED=4128263634).
+TEST(BuilderRobustness, ADomainWithoutAnOpsetImportIsRefused) {
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, dims({}));
+  EXPECT_NE(build_error([&] { g.op("Unsqueeze", {x}, {{"axes", std::vector<int64_t>{0}}}, 1, "nonsense"); })
+                .find("Unsqueeze: domain 'nonsense' has no opset import; call require_domain('nonsense', version)"),
+            std::string::npos);
+  EXPECT_EQ(g.graph().num_nodes(), 0u);
+  g.require_domain("nonsense", 1);
+  EXPECT_EQ(g.op("Unsqueeze", {x}, {{"axes", std::vector<int64_t>{0}}}, 1, "nonsense").size(), 1u);
 }
 
 }  // namespace
