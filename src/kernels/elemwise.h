@@ -42,6 +42,9 @@ class ElemwiseKernel {
   // each axis of that array, the output axis it runs along, or -1 for an
   // axis of size 1 that the view drops.
   std::vector<std::optional<std::vector<int64_t>>> input_axes_;
+  // Per input: an earlier input of the same value (the node reads one value
+  // as two views, x and x.T), whose array it shares, or -1.
+  std::vector<int64_t> same_value_as_;
 };
 
 class ScalarLoopKernel {

@@ -294,17 +294,20 @@ def test_dimshuffles_are_read_as_views(rng, size):
     assert ops.count("Transpose") == (0 if size == 4 else 1), ops
     views = [n for n in kernel_nodes(fn) if any(a.name == "input_axes" for a in n.attribute)]
     assert len(views) >= 3
+    # x and x.T, one value read twice: the second read shares the first's array.
+    assert any(len(set(n.input)) < len(n.input) for n in views) == (size == 4)
     # The portable graph keeps them.
     exported = {n.op_type for n in pytensor_onnx.export_onnx([x, v, t, s], outs).graph.node}
     assert {"Transpose", "Unsqueeze", "Squeeze"} <= exported
 
 
-def _one_kernel_node_session(inputs, output_rank, **attrs):
+def _one_kernel_node_session(inputs, output_rank, node_inputs=None, **attrs):
     # A session of one hand-made Elemwise_float64 node reading `inputs`
-    # (name -> rank, None: any), y = x0 + x1 + ...
+    # (name -> rank, None: any; the node's inputs `node_inputs`, by default
+    # each once), y = x0 + x1 + ...
     from onnx import TensorProto, helper
 
-    names = list(inputs)
+    names = node_inputs or list(inputs)
     program = ";".join(f"Add float64 {0 if k == 0 else len(names) + k - 1} {k + 1}" for k in range(len(names) - 1))
     node = helper.make_node(
         "Elemwise_float64", names, ["y"], domain=kernels.DOMAIN, input_dtypes=" ".join(["float64"] * len(names)),
@@ -337,6 +340,16 @@ def test_a_view_refuses_what_its_dimshuffle_would(rng):
         session.run(None, {"a": rng.normal(size=(4, 3)), "b": b})
     with pytest.raises(Exception, match=r"do not broadcast"):
         session.run(None, {"a": a, "b": rng.normal(size=(4, 3))})
+
+
+def test_one_value_read_as_two_views(rng):
+    # b and b.T: the node's inputs 1 and 2 name one value, which the kernel
+    # reads once and shares (same_value_as in src/kernels/elemwise.h).
+    session = _one_kernel_node_session({"a": 2, "b": 2}, 2, node_inputs=["a", "b", "b"], rank=2,
+                                       input_axes=[2, 2, 1, 0])
+    for n in (3, 40):
+        a, b = rng.normal(size=(n, n)), rng.normal(size=(n, n))
+        np.testing.assert_array_equal(session.run(None, {"a": a, "b": b})[0], a + b + b.T)
 
 
 @pytest.mark.parametrize(
