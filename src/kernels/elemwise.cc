@@ -13,6 +13,10 @@
 namespace pytensor_onnx::kernels {
 namespace {
 
+// The most dims a node's attribute `rank` may give (the core's inference
+// has the same limit, src/core/infer/common.h).
+constexpr int64_t kMaxRank = 1024;
+
 // dtype.cc numbers element types as ONNX does; ONNX Runtime's enum agrees.
 static_assert(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT == 1 && ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL == 9 &&
               ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE == 11 && ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64 == 13);
@@ -204,6 +208,18 @@ int64_t optional_int(const Ort::ConstKernelInfo& info, const char* name, int64_t
   }
 }
 
+// The node's output rank (attribute `rank`), or -1 when not fixed. As the
+// core's inference, at most kMaxRank: a hand-made node's rank of 2**40 would
+// be as many dims allocated on every run.
+int64_t rank_attribute(const Ort::ConstKernelInfo& info) {
+  const int64_t rank = optional_int(info, "rank", -1);
+  if (rank > kMaxRank) {
+    throw std::invalid_argument("attribute 'rank' is " + std::to_string(rank) + "; at most " +
+                                std::to_string(kMaxRank) + " dims are supported");
+  }
+  return rank;
+}
+
 // Attribute `input_axes`: records (input i, its rank k, then k output axes
 // or -1), for inputs that are not read for a size (`dim_of_input`), each at
 // most once, of a node whose output rank is fixed (attribute `rank`).
@@ -275,7 +291,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   program_.compiled = compiled_blocks(block_key(input_dtypes, program, output_registers));
   set_output_reductions(program_, optional_ints(kernel_info, "output_reductions"));
   program_.sum_chunk = std::max<int64_t>(0, optional_int(kernel_info, "sum_chunk", 0));
-  rank_ = optional_int(kernel_info, "rank", -1);
+  rank_ = rank_attribute(kernel_info);
   strict_axes_ = optional_ints(kernel_info, "strict_axes");
   input_dtypes_.assign(program_.registers.begin(), program_.registers.begin() + static_cast<long>(program_.num_inputs()));
   const std::vector<int64_t> dim_inputs = optional_ints(kernel_info, "dim_inputs");
@@ -325,7 +341,7 @@ ScalarLoopKernel::ScalarLoopKernel(const OrtApi&, const OrtKernelInfo* info) {
   const auto until = kernel_info.GetAttribute<int64_t>("until");
   loop_ = parse_loop(input_dtypes, program, num_state, next_state, until);
   loop_.compiled = compiled_loop(loop_key(input_dtypes, program, num_state, next_state, until));
-  rank_ = optional_int(kernel_info, "rank", -1);
+  rank_ = rank_attribute(kernel_info);
   // Input 0 is the step count.
   const Program& body = loop_.body;
   input_dtypes_.assign(1, DType::Int64);

@@ -361,6 +361,7 @@ def test_one_value_read_as_two_views(rng):
         (dict(rank=2, input_axes=[5, 2, 1, 0]), "names input 5"),
         (dict(rank=2, input_axes=[0, 2, 1, 0, 0, 2, 0, 1]), "names input 0"),
         (dict(rank=2, input_axes=[0, 3, 1, 0]), "ends inside a record"),
+        (dict(rank=2**40, input_axes=[0, 2, 1, 0]), "attribute 'rank' is 1099511627776; at most 1024 dims"),
     ],
 )
 def test_malformed_input_axes_fail_the_session(attrs, message):
