@@ -375,6 +375,34 @@ TEST(FoldIntoKernels, InnerAxesAndTransposesAreReadAsViews) {
   EXPECT_EQ((*out3->shape)[2].size, 3);
 }
 
+TEST(FoldIntoKernels, ASizeReadPastAnUnsqueezeIsNoView) {
+  // x.shape[0][None, None].T read by a kernel (no leading-axes fold: a
+  // Transpose): the view of the size, then the size read from x itself
+  // (attribute dim_inputs), which must drop the view (FUZZ_SEED=2297328082:
+  // the kernel refused a node that had both).
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n"), Dim::named("m")}));
+  Value* v = g.input("v", DType::Int64, shape_of_sizes({5}));
+  Value* size = g.op1("Gather", {g.op1("Shape", {x}), g.constant(Tensor::int64_scalar(0))}, {{"axis", int64_t{0}}});
+  Value* as_vector = g.op1("Transpose", {g.op1("Unsqueeze", {size, g.constant(Tensor::int64s({0, 1}))})});
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* moved = g.op1("Transpose", {g.op1("Unsqueeze", {v, g.constant(Tensor::int64s({0}))})});  // (5, 1)
+  Value* out = g.op("Elemwise_int64", {moved, as_vector}, {}, 1, kKernelDomain)[0];
+  // Without another view the attribute goes.
+  Value* alone = g.op("Elemwise_int64", {as_vector}, {}, 1, kKernelDomain)[0];
+  g.output(out, "y");
+  g.output(alone, "z");
+  optimize_graph(g.graph());
+  const Node* kernel = out->producer;
+  EXPECT_EQ(kernel->inputs, (std::vector<Value*>{v, x}));
+  EXPECT_TRUE(reads_a_dim(*kernel, 1));
+  EXPECT_FALSE(input_axes_of(*kernel, 1));
+  EXPECT_EQ(input_axes_of(*kernel, 0), (std::vector<int64_t>{0}));
+  EXPECT_EQ(alone->producer->inputs[0], x);
+  EXPECT_TRUE(reads_a_dim(*alone->producer, 0));
+  EXPECT_FALSE(alone->producer->attrs.has("input_axes"));
+}
+
 TEST(FoldIntoKernels, TransposesThatCostMoreReadInPlaceKeepTheirNodes) {
   GraphBuilder g(18);
   // Of unknown size, the innermost axis moved: strided reads of a large

@@ -172,6 +172,17 @@ std::optional<std::pair<Value*, std::vector<int64_t>>> read_past(const Value& va
   return std::make_pair(source, std::move(source_axes));
 }
 
+// Sets the node's attribute input_axes to `views`, or removes it when no
+// input is a view.
+void set_input_axes(Node& node, const std::vector<std::optional<std::vector<int64_t>>>& views) {
+  std::vector<int64_t> records = input_axes_attribute(views);
+  if (records.empty()) {
+    node.attrs.take("input_axes");
+  } else {
+    node.attrs.set("input_axes", std::move(records));
+  }
+}
+
 }  // namespace
 
 bool fold_axis_views_into_kernels(Graph& graph) {
@@ -201,7 +212,7 @@ bool fold_axis_views_into_kernels(Graph& graph) {
       folded = true;
     }
     if (folded) {
-      node->attrs.set("input_axes", input_axes_attribute(views));
+      set_input_axes(*node, views);
       node->attrs.set("rank", static_cast<int64_t>(*rank));
       changed = true;
     }
@@ -215,6 +226,9 @@ bool fold_shape_reads_into_kernels(Graph& graph) {
     if (!is_elementwise_kernel(*node) || node->op_type.rfind("Elemwise_", 0) != 0) continue;
     std::vector<int64_t> pairs = node->attrs.get_ints("dim_inputs").value_or(std::vector<int64_t>{});
     const size_t before = pairs.size();
+    std::vector<std::optional<std::vector<int64_t>>> views(node->inputs.size());
+    for (size_t i = 0; i < views.size(); ++i) views[i] = input_axes_of(*node, i);
+    bool views_changed = false;
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       Value* in = node->inputs[i];
       if (!in || in->dtype != DType::Int64 || reads_a_dim(*node, i)) continue;
@@ -224,11 +238,20 @@ bool fold_shape_reads_into_kernels(Graph& graph) {
       node->replace_input(i, read->first);
       pairs.push_back(static_cast<int64_t>(i));
       pairs.push_back(read->second);
+      // A size read past DimShuffles (a view of a 0-d value, which
+      // fold_axis_views_into_kernels may have recorded) is one int64 read
+      // as 0-d, broadcast as the view was: an input read for a size is no
+      // view (FUZZ_SEED=2297328082: the kernel refused a node that had both).
+      if (views[i]) {
+        views[i].reset();
+        views_changed = true;
+      }
     }
     if (pairs.size() != before) {
       node->attrs.set("dim_inputs", pairs);
       changed = true;
     }
+    if (views_changed) set_input_axes(*node, views);
   }
   return changed;
 }
