@@ -88,6 +88,23 @@ TEST(KernelProgram, BroadcastsLikeNumPy) {
     }
   }
   EXPECT_THROW(broadcast_shapes({{2, 3}, {4}}), std::invalid_argument);
+  // Short rows: (700, 3) + (3,) + (700, 1), gathered in runs of 3 along the
+  // innermost axis, 8-byte and 4-byte elements.
+  std::vector<double> m(cols * rows), r(rows), q(cols);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<double>(i);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 1e6 * static_cast<double>(i + 1);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = 1e9 * static_cast<double>(i + 1);
+  Program p3 = parse_program("float64 float64 float64", "Add float64 0 1;Add float64 3 2", {4});
+  auto short_rows = run<double>(p3, {{m.data(), {cols, rows}}, {r.data(), {rows}}, {q.data(), {cols, 1}}}, rows * cols);
+  for (int64_t i = 0; i < cols; ++i) {
+    for (int64_t k = 0; k < rows; ++k) {
+      ASSERT_EQ(short_rows[i * rows + k], m[i * rows + k] + r[k] + q[i]) << i << "," << k;
+    }
+  }
+  std::vector<float> mf(m.begin(), m.end()), rf(r.begin(), r.end());
+  Program pf = parse_program("float32 float32", "Add float32 0 1", {2});
+  auto short_floats = run<float>(pf, {{mf.data(), {cols, rows}}, {rf.data(), {rows}}}, rows * cols);
+  for (size_t i = 0; i < short_floats.size(); ++i) ASSERT_EQ(short_floats[i], mf[i] + rf[i % rows]) << i;
 }
 
 TEST(KernelProgram, ViewsAreReadThroughTheirStrides) {
