@@ -309,5 +309,30 @@ TEST(BuilderRobustness, ADomainWithoutAnOpsetImportIsRefused) {
   EXPECT_EQ(g.op("Unsqueeze", {x}, {{"axes", std::vector<int64_t>{0}}}, 1, "nonsense").size(), 1u);
 }
 
+// TopK's K beyond an axis of static size fails every run, and ONNX
+// Runtime's load when the TopK sits in an If branch (the builder routes some
+// inputs around it): refused when built (the core fuzzer's hostile `axis`,
+// FUZZ_SEED=272662187). Where the size is known only at run time the run
+// fails, as it should.
+TEST(BuilderRobustness, TopKBeyondAStaticAxisIsRefused) {
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, dims({1, -1, 2}));
+  auto topk = [&](int64_t k, int64_t axis) {
+    return g.op("TopK", {x, g.constant(Tensor::int64s({k}))}, {{"axis", axis}}, 2);
+  };
+  EXPECT_NE(build_error([&] { topk(2, 0); }).find("K = 2 is not in [0, 1], the size of axis 0"), std::string::npos);
+  EXPECT_NE(build_error([&] { topk(-1, 2); }).find("K = -1 is not in [0, 2]"), std::string::npos);
+  EXPECT_EQ(topk(2, 2)[0]->shape->at(2).size, 2);
+  EXPECT_EQ(topk(0, 0)[0]->shape->at(0).size, 0);
+  EXPECT_EQ(topk(7, 1)[0]->shape->at(1).size, 7);  // (the run checks the size it meets)
+  // Unique's axis out of range, any axis of a 0-d input (the same seed).
+  Value* s = g.input("s", DType::Float64, dims({}));
+  EXPECT_NE(build_error([&] { g.op("Unique", {s}, {{"axis", int64_t{0}}}, 4); }).find("axis 0 is out of range for rank 0"),
+            std::string::npos);
+  EXPECT_NE(build_error([&] { g.op("Unique", {x}, {{"axis", int64_t{-4}}}, 4); }).find("axis -4 is out of range for rank 3"),
+            std::string::npos);
+  EXPECT_EQ(g.op("Unique", {x}, {{"axis", int64_t{-1}}}, 4).size(), 4u);
+}
+
 }  // namespace
 }  // namespace pytensor_onnx

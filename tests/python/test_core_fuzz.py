@@ -467,6 +467,9 @@ KNOWN_RUN_FAILURES = [
     ("Squeeze", r"Dimension of input \d+ must be 1 instead of \d+",
      "squeezing an axis that is not 1 at run time (a hostile `axes`): the run fails as it should (the builder "
      "refuses it where the size is static)"),
+    ("TopK", r"k argument \[\d+\] should not be greater than specified axis dim value \[\d+\]",
+     "K beyond the run's axis size (a hostile `axis` moves K to a shorter axis): the run fails as it should (the "
+     "builder refuses it where the size is static)"),
     ("Pad", r"value_tensor->DataType\(\) == data_type",
      "builder gap: a Pad whose constant value has another dtype than the data (a hostile extra input) is built"),
 ]
@@ -474,10 +477,14 @@ _FAILED_NODE = re.compile(r"running (\w+) node\. Name:'[^']*' Status Message: (.
 
 
 def known_run_failure(message):
-    """The reason of a known run failure (``KNOWN_RUN_FAILURES``), or None."""
+    """The reason of a known run failure (``KNOWN_RUN_FAILURES``), or None.
+    A node failing inside an If or Loop branch is named in the branch's
+    node's message: the innermost is the one that failed."""
     failed = _FAILED_NODE.search(message)
     if failed is None:
         return None
+    while (inner := _FAILED_NODE.search(failed.group(2))) is not None:
+        failed = inner
     for op_type, pattern, why in KNOWN_RUN_FAILURES:
         if re.fullmatch(op_type, failed.group(1)) and re.search(pattern, "Status Message: " + failed.group(2)):
             return why

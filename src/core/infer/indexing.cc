@@ -107,12 +107,25 @@ void topk(Node& node) {
   std::vector<Dim> out = *in;
   auto k = const_ints(node.input(1));
   require_length(node, k, 1, "k");
+  // K beyond an axis of static size fails every run (and ONNX Runtime's
+  // inference at load, inside an If branch): refused here, as a Split that
+  // cannot be (the core fuzzer's hostile `axis`, FUZZ_SEED=272662187).
+  if (k && ((*k)[0] < 0 || ((*in)[axis].is_known() && (*k)[0] > (*in)[axis].size))) {
+    throw BuildError("K = " + std::to_string((*k)[0]) + " is not in [0, " +
+                     ((*in)[axis].is_known() ? std::to_string((*in)[axis].size) : std::string("n")) +
+                     "], the size of axis " + std::to_string(axis));
+  }
   out[axis] = k ? Dim::known((*k)[0]) : Dim::unknown();
   for (Value* o : node.outputs) o->shape = out;
 }
 
-// Only the dtypes: Unique's sizes are data.
+// Only the dtypes: Unique's sizes are data. An axis out of the input's
+// range (any axis of a 0-d input) fails ONNX's checker: refused here (the
+// core fuzzer's hostile `axis`, FUZZ_SEED=272662187).
 void unique(Node& node) {
+  if (const Shape in = first_shape(node); in && node.attrs.has("axis")) {
+    normalize_axis(node.attrs.get_int("axis", 0), in->size(), node);
+  }
   node.outputs[0]->dtype = first_dtype(node);
   for (size_t i = 1; i < node.outputs.size(); ++i) node.outputs[i]->dtype = DType::Int64;
 }
