@@ -126,3 +126,37 @@ def test_batched_kron(dtype, batch, rng):
     outputs = [kron_mm(x, y), kron_mm(y, x), kron_vm(v, y)]
     # Each entry of a Kronecker product is one product: IEEE-exact on both sides.
     compare_products([x, y, v], outputs, values, [0, 0, 0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_transposed_matrix_times_vector(dtype, rng):
+    # ONNX Runtime (1.21 to 1.32) fuses Transpose(A) -> MatMul(., v) of a
+    # vector v into a FusedMatMul that multiplies as if A were not
+    # transposed, at its default optimization level (fresh-seed fuzz,
+    # FUZZ_SEED=2021459674: the export of a FAST_RUN function whose dot of
+    # an arange and a (3, 2) matrix became A.T @ v gave A.reshape(2, 3) @ v).
+    # The builder makes the vector a column (src/core/recipes/recipes.cc):
+    # every MatMul of a matrix and a vector is MatMul(A, v[:, None])[:, 0].
+    import onnxruntime as ort
+
+    import pytensor_onnx
+    from pytensor_onnx import _core
+
+    a_value = rng.normal(size=(3, 2)).astype(dtype)
+    v_value = rng.normal(size=3).astype(dtype)
+    g = _core.GraphBuilder(13)
+    a, v = g.input("a", dtype, [3, 2]), g.input("v", dtype, [None])
+    g.output(g.op("MatMul", g.op("Transpose", a), v), "y")
+    g.output(g.op("MatMul", g.op("Transpose", a), g.const(v_value)), "yc")
+    session = ort.InferenceSession(g.serialize(graph_name="t"), providers=["CPUExecutionProvider"])
+    y, yc = session.run(None, {"a": a_value, "v": v_value})
+    np.testing.assert_allclose(y, a_value.T @ v_value, rtol=1e-6)
+    np.testing.assert_allclose(yc, a_value.T @ v_value, rtol=1e-6)
+
+    # The fuzz case, end to end: FAST_RUN's graph of dot(arange, x), exported.
+    x = pt.matrix("x", dtype=dtype)
+    fn = pytensor.function([x], pt.dot(pt.arange(0.0, -2.0, -0.75, dtype=dtype), x), mode="FAST_RUN")
+    model = pytensor_onnx.export_function_onnx(fn)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {session.get_inputs()[0].name: a_value})[0], fn(a_value), rtol=1e-6)
+    compare_onnx_and_py([x], [pt.dot(pt.arange(0.0, -2.0, -0.75, dtype=dtype), x)], [a_value])

@@ -3,6 +3,29 @@
 #include "registry.h"
 
 namespace pytensor_onnx::recipes {
+namespace {
+
+// ONNX Runtime (1.21 to 1.32, checked) fuses Transpose(A) -> MatMul(., v)
+// of a vector v into its FusedMatMul with transA, which then multiplies as
+// if A were not transposed: a silent wrong result at the default
+// optimization level (its MatmulTransposeFusion; A.T @ v of a (3, 2) A gave
+// (A.reshape(2, 3)) @ v; fresh-seed fuzz, FUZZ_SEED=2021459674). With v as a
+// column the fusion is right, so MatMul(A, v) of a matrix A and a vector v
+// is built as MatMul(A, v[:, None])[:, 0], whatever produces A (ONNX
+// Runtime's own rewrites, such as removing an Identity, can put a Transpose
+// in front of it). (A stack A is left as it is: its float64 product is an
+// Einsum recipe that does not broadcast a column against it.)
+std::optional<std::vector<Value*>> matmul_of_a_column(GraphBuilder& g, const std::vector<Value*>& inputs) {
+  if (inputs.size() != 2 || !inputs[0] || !inputs[1] || !inputs[0]->rank() || *inputs[0]->rank() != 2 ||
+      !inputs[1]->rank() || *inputs[1]->rank() != 1) {
+    return std::nullopt;
+  }
+  Value* column = g.op1("Unsqueeze", {inputs[1], g.int64s({1})});
+  Value* product = g.op1("MatMul", {inputs[0], column});
+  return std::vector<Value*>{g.op1("Squeeze", {product, g.int64s({-1})})};
+}
+
+}  // namespace
 
 std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string& op_type,
                                              const std::vector<Value*>& inputs, const Attributes& attrs) {
@@ -15,6 +38,7 @@ std::optional<std::vector<Value*>> replacing(GraphBuilder& g, const std::string&
   if (op_type.rfind("Bitwise", 0) == 0) return bitwise_before_opset18(g, op_type, inputs);
   if (op_type == "TopK") return topk_guarding_empty(g, inputs, attrs);
   if (op_type == "Einsum") return einsum_guarding_empty(g, inputs, attrs);
+  if (op_type == "MatMul") return matmul_of_a_column(g, inputs);
   return std::nullopt;
 }
 
