@@ -40,10 +40,14 @@ const std::unordered_map<std::string, Kind>& attribute_kinds() {
   return kinds;
 }
 
+// STRING is left out: no PyTensor dtype is a string, so nothing a rule builds
+// can read a string tensor (a Cast to it made values the builder could not
+// type, nor a caller feed: FUZZ_SEED=4129979009, the core fuzzer's hostile
+// Cast to "string").
 bool is_dtype_code(int64_t code) {
   switch (static_cast<DType>(code)) {
     case DType::Float32: case DType::UInt8: case DType::Int8: case DType::UInt16: case DType::Int16:
-    case DType::Int32: case DType::Int64: case DType::String: case DType::Bool: case DType::Float16:
+    case DType::Int32: case DType::Int64: case DType::Bool: case DType::Float16:
     case DType::Float64: case DType::UInt32: case DType::UInt64: case DType::BFloat16:
       return code == static_cast<int32_t>(code);
     default:
@@ -60,7 +64,7 @@ const char* kind_name(Kind kind) {
     case Kind::String: return "a string";
     case Kind::Tensor: return "a tensor (NumPy array)";
     case Kind::Graph: return "a subgraph (GraphBuilder)";
-    case Kind::DTypeCode: return "an ONNX dtype code (TensorProto.DataType)";
+    case Kind::DTypeCode: return "an ONNX dtype code (TensorProto.DataType) of a number or bool type, not STRING";
   }
   return "";
 }

@@ -255,6 +255,11 @@ TEST(BuilderRobustness, ACastNeedsItsTargetDtype) {
   EXPECT_NE(build_error([&] { g.op1("Cast", {x}); }).find("Cast needs its attribute 'to'"), std::string::npos);
   EXPECT_EQ(g.graph().num_nodes(), 0u);
   EXPECT_EQ(g.op1("Cast", {x}, {{"to", static_cast<int64_t>(DType::Int32)}})->dtype, DType::Int32);
+  // Nor to STRING, which no PyTensor dtype is (FUZZ_SEED=4129979009: the
+  // string value that came out could not be typed for a caller to feed).
+  EXPECT_NE(build_error([&] { g.op1("Cast", {x}, {{"to", static_cast<int64_t>(DType::String)}}); }).find("not STRING"),
+            std::string::npos);
+  EXPECT_EQ(g.graph().num_nodes(), 1u);
 }
 
 // The kernel library's Reduce node (max/min over axes): its input's shape
