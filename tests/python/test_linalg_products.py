@@ -160,3 +160,33 @@ def test_transposed_matrix_times_vector(dtype, rng):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(session.run(None, {session.get_inputs()[0].name: a_value})[0], fn(a_value), rtol=1e-6)
     compare_onnx_and_py([x], [pt.dot(pt.arange(0.0, -2.0, -0.75, dtype=dtype), x)], [a_value])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_transposed_stack_times_vector(dtype, rng):
+    # The same fusion is wrong for a stack whose last two axes are swapped
+    # (ONNX Runtime 1.21 and 1.32): the builder writes the column there too,
+    # MatMul(A, v[:, None])[..., 0].
+    import onnxruntime as ort
+
+    from pytensor_onnx import _core
+
+    a_value = rng.normal(size=(5, 4, 3, 2)).astype(dtype)
+    v_value = rng.normal(size=3).astype(dtype)
+    expected = np.matmul(np.swapaxes(a_value, -1, -2), v_value)
+    if dtype == "float32":
+        # Through the builder (a float64 MatMul behind a Transpose is not
+        # loadable on ONNX Runtime 1.21, whose FusedMatMul has no float64
+        # kernel: the float64 rules build products without it).
+        g = _core.GraphBuilder(13)
+        a, v = g.input("a", dtype, [5, None, 3, 2]), g.input("v", dtype, [None])
+        g.output(g.op("MatMul", g.op("Transpose", a, perm=[0, 1, 3, 2]), v), "y")
+        g.output(g.op("MatMul", g.op("Transpose", a, perm=[0, 1, 3, 2]), g.const(v_value)), "yc")
+        session = ort.InferenceSession(g.serialize(graph_name="t"), providers=["CPUExecutionProvider"])
+        y, yc = session.run(None, {"a": a_value, "v": v_value})
+        assert y.shape == expected.shape == (5, 4, 2)
+        np.testing.assert_allclose(y, expected, rtol=1e-5)
+        np.testing.assert_allclose(yc, expected, rtol=1e-5)
+
+    x, u = pt.tensor4("x", dtype=dtype), pt.vector("u", dtype=dtype)
+    compare_onnx_and_py([x, u], [pt.matmul(x.mT, u), pt.matmul(x[0].mT, u)], [a_value, v_value])

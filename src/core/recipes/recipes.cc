@@ -13,10 +13,11 @@ namespace {
 // column the fusion is right, so MatMul(A, v) of a matrix A and a vector v
 // is built as MatMul(A, v[:, None])[:, 0], whatever produces A (ONNX
 // Runtime's own rewrites, such as removing an Identity, can put a Transpose
-// in front of it). (A stack A is left as it is: its float64 product is an
-// Einsum recipe that does not broadcast a column against it.)
+// in front of it). A stack of matrices times a vector is as wrong (its last
+// two axes swapped, (4, 3, 2) and (5, 4, 3, 2) checked) and is built the
+// same way, MatMul(A, v[:, None])[..., 0].
 std::optional<std::vector<Value*>> matmul_of_a_column(GraphBuilder& g, const std::vector<Value*>& inputs) {
-  if (inputs.size() != 2 || !inputs[0] || !inputs[1] || !inputs[0]->rank() || *inputs[0]->rank() != 2 ||
+  if (inputs.size() != 2 || !inputs[0] || !inputs[1] || !inputs[0]->rank() || *inputs[0]->rank() < 2 ||
       !inputs[1]->rank() || *inputs[1]->rank() != 1) {
     return std::nullopt;
   }
