@@ -268,3 +268,36 @@ def model_uses_kernels(model_bytes: bytes) -> bool:
     """Whether serialized model bytes import the kernel domain (a cheap byte search: the
     domain name appears in the bytes exactly when a node or opset import names it)."""
     return DOMAIN.encode() in model_bytes
+
+
+_STAGE_SUFFIX = re.compile(r"^(.*)_s(\d+)$")
+
+
+def elemwise_stages(node) -> list[dict]:
+    """The stages of an ``Elemwise_<dtype>`` node (an ``onnx.NodeProto``), in
+    the order it runs them: one per fused program. The core merges nodes
+    whose values only each other read into one node of several stages
+    (``src/core/passes/merge_kernel_stages.h``). Each stage is a dict of its
+    attributes by their one-program names (``program``, ``input_axes``, ...)
+    with ``sources`` (per program input: node input k, or ``-(g + 1)`` for
+    output g of the stages, numbered across them) and ``destinations`` (per
+    program output: the node output, or -1 where only later stages read it)."""
+    import onnx
+
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    count = int(attributes.pop("stages", 1))
+    sources = list(attributes.pop("stage_inputs", []))
+    destinations = list(attributes.pop("stage_outputs", []))
+    stages = [{} for _ in range(count)]
+    for name, value in attributes.items():
+        match = _STAGE_SUFFIX.match(name)
+        stage, base = (int(match.group(2)), match.group(1)) if match else (0, name)
+        stages[stage][base] = value.decode() if isinstance(value, bytes) else value
+    for stage in stages:
+        n_in, n_out = len(stage["input_dtypes"].split()), len(stage["output_registers"])
+        if count == 1 and not sources:
+            stage["sources"], stage["destinations"] = list(range(n_in)), list(range(n_out))
+        else:
+            stage["sources"], sources = sources[:n_in], sources[n_in:]
+            stage["destinations"], destinations = destinations[:n_out], destinations[n_out:]
+    return stages

@@ -22,17 +22,34 @@ inline constexpr int kKernelDomainVersion = 1;
 // Returns false for ops of other domains.
 bool infer_kernel_node(Node& node);
 
-// Whether input `i` of an Elemwise kernel node is read for the size of one
-// of its axes (attribute `dim_inputs`: pairs input, axis; the kernel reads
-// that size as an int64 scalar), not for its elements.
-bool reads_a_dim(const Node& node, size_t i);
+// An Elemwise kernel node may run several programs in order (attribute
+// `stages`, src/kernels/elemwise.h; passes/merge_kernel_stages.h makes
+// them): attribute `name` of stage s >= 1 is "<name>_s<s>", stage 0's is
+// `name`, so a one-program node is a node of one stage. The wiring is
+// attributes `stage_inputs` (per program input of each stage in order: node
+// input k >= 0, or -(g + 1) for output g of the stages, numbered across them)
+// and `stage_outputs` (per program output: the node output it is, or -1).
+bool has_stages(const Node& node);
+std::string stage_attribute(const std::string& name, size_t stage);
+// The attributes every stage has (some optional): the one-program node's.
+const std::vector<std::string>& stage_attribute_names();
+// The numbers of program inputs and outputs of stage `stage` (attributes
+// `input_dtypes` and `output_registers`).
+size_t stage_input_count(const Node& node, size_t stage);
+size_t stage_output_count(const Node& node, size_t stage);
+
+// Whether input `i` of an Elemwise kernel node (program input `i` of stage
+// `stage`) is read for the size of one of its axes (attribute `dim_inputs`:
+// pairs input, axis; the kernel reads that size as an int64 scalar), not for
+// its elements.
+bool reads_a_dim(const Node& node, size_t i, size_t stage = 0);
 
 // The view an Elemwise kernel node reads input `i` as (attribute
 // `input_axes`: records input, rank k, then k output axes or -1; see
 // src/kernels/elemwise.h): for each axis of the input, the output axis it
 // runs along, or -1 where the view drops it (size 1). nullopt: the input is
 // read as NumPy broadcasts it.
-std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i);
+std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i, size_t stage = 0);
 
 // The same records from a map per input (nullopt: not a view).
 std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::vector<int64_t>>>& axes);

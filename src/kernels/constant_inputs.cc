@@ -16,9 +16,15 @@ bool has_dtype(int onnx_type, DType dtype) {
 }  // namespace
 
 std::vector<std::optional<ArrayArg>> constant_inputs(const OrtKernelInfo* info, const std::vector<DType>& dtypes) {
+  return constant_inputs(info, std::vector<std::optional<DType>>(dtypes.begin(), dtypes.end()));
+}
+
+std::vector<std::optional<ArrayArg>> constant_inputs(const OrtKernelInfo* info,
+                                                     const std::vector<std::optional<DType>>& dtypes) {
   const OrtApi& api = Ort::GetApi();
   std::vector<std::optional<ArrayArg>> constants(dtypes.size());
   for (size_t i = 0; i < dtypes.size(); ++i) {
+    if (!dtypes[i]) continue;
     int is_constant = 0;
     const OrtValue* value = nullptr;
     Ort::ThrowOnError(api.KernelInfoGetConstantInput_tensor(info, i, &is_constant, &value));
@@ -27,7 +33,7 @@ std::vector<std::optional<ArrayArg>> constant_inputs(const OrtKernelInfo* info, 
     Ort::ThrowOnError(api.GetTensorTypeAndShape(value, &raw_info));
     const Ort::TensorTypeAndShapeInfo shape_info(raw_info);  // (releases it)
     // A constant of another dtype is left to the run, which fails naming it.
-    if (!has_dtype(static_cast<int>(shape_info.GetElementType()), dtypes[i])) continue;
+    if (!has_dtype(static_cast<int>(shape_info.GetElementType()), *dtypes[i])) continue;
     ArrayArg arg;
     arg.shape = shape_info.GetShape();
     void* data = nullptr;

@@ -20,5 +20,8 @@ namespace pytensor_onnx::kernels {
 // the dtype). ONNX Runtime keeps an initializer as long as the session, and
 // the kernel lives no longer.
 std::vector<std::optional<ArrayArg>> constant_inputs(const OrtKernelInfo* info, const std::vector<DType>& dtypes);
+// The same where some inputs are not read for their elements (nullopt: not read here).
+std::vector<std::optional<ArrayArg>> constant_inputs(const OrtKernelInfo* info,
+                                                     const std::vector<std::optional<DType>>& dtypes);
 
 }  // namespace pytensor_onnx::kernels

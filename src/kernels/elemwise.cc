@@ -30,34 +30,21 @@ struct RunBuffers {
   std::vector<void*> outputs;
   std::vector<int64_t> dims;  // the sizes that inputs read for a dim hold (attribute `dim_inputs`)
   std::vector<const std::vector<int64_t>*> shapes;  // the inputs' shapes, to broadcast
+  // An Elemwise node's inputs, and what its stages wrote (numbered across
+  // stages): node outputs, or memory of `scratch` for those that only later
+  // stages read. Kept from run to run: a stage's intermediate array is the
+  // largest this thread has run, not allocated again.
+  std::vector<ArrayArg> node_inputs;
+  std::vector<std::optional<DType>> node_dtypes;
+  std::vector<ArrayArg> values;
+  std::vector<std::vector<double>> scratch;
 };
 
-// An input that the node reads for the size of one of its axes (attribute
-// `dim_inputs`, dim >= 0): a 0-d int64 in `slot`.
-void read_dim(const Ort::ConstValue& value, size_t i, int64_t dim, int64_t& slot, ArrayArg& arg) {
-  auto info = value.GetTensorTypeAndShapeInfo();
-  const size_t rank = info.GetDimensionsCount();
-  if (static_cast<size_t>(dim) >= rank) {
-    throw std::invalid_argument("input " + std::to_string(i) + " has rank " + std::to_string(rank) +
-                                "; the node reads the size of its axis " + std::to_string(dim));
-  }
-  thread_local std::vector<int64_t> shape;
-  shape.resize(rank);
-  Ort::ThrowOnError(Ort::GetApi().GetDimensions(info, shape.data(), shape.size()));
-  slot = shape[static_cast<size_t>(dim)];
-  arg.data = &slot;
-  arg.shape.clear();
-}
-
-// The inputs of a kernel node as arrays, checked against the dtypes the
-// kernel's program reads (`dtypes[i]` for input i); an input with
-// `dim_of_input[i] >= 0` is the size of that axis instead (int64, 0-d).
-// Inputs in `constants` (constant_inputs.h) were read when the kernel was
-// created; an input with `same_value_as[i] >= 0` is that earlier input's
-// value, read then.
-void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, const std::vector<int64_t>& dim_of_input,
-                 const std::vector<std::optional<ArrayArg>>& constants, const std::vector<int64_t>& same_value_as,
-                 RunBuffers& run) {
+// The inputs of a ScalarLoop node as arrays, checked against the dtypes its
+// program reads (`dtypes[i]` for input i). Inputs in `constants`
+// (constant_inputs.h) were read when the kernel was created.
+void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes,
+                 const std::vector<std::optional<ArrayArg>>& constants, RunBuffers& run) {
   std::vector<ArrayArg>& inputs = run.inputs;
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
@@ -65,7 +52,6 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, cons
                                 std::to_string(n_in));
   }
   inputs.resize(n_in);
-  run.dims.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     inputs[i].strides.clear();
     if (i < constants.size() && constants[i]) {
@@ -73,18 +59,7 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes, cons
       inputs[i].shape.assign(constants[i]->shape.begin(), constants[i]->shape.end());
       continue;
     }
-    if (i < same_value_as.size() && same_value_as[i] >= 0) {
-      // (Read before, in full: GetTensorTypeAndShape allocates, ~80 ns.)
-      const ArrayArg& read = inputs[static_cast<size_t>(same_value_as[i])];
-      inputs[i].data = read.data;
-      inputs[i].shape.assign(read.shape.begin(), read.shape.end());
-      continue;
-    }
     Ort::ConstValue value = ctx.GetInput(i);
-    if (i < dim_of_input.size() && dim_of_input[i] >= 0) {
-      read_dim(value, i, dim_of_input[i], run.dims[i], inputs[i]);
-      continue;
-    }
     auto info = value.GetTensorTypeAndShapeInfo();
     if (dtype_from_onnx(static_cast<int>(info.GetElementType())) != dtypes[i]) {
       throw std::invalid_argument("input " + std::to_string(i) + " is not of the program's dtype " +
@@ -253,23 +228,75 @@ std::vector<std::optional<std::vector<int64_t>>> parse_input_axes(const std::vec
 }
 
 // Per input of the node: the first earlier input of the same name (one
-// value), read for its elements as the same dtype, or -1.
-std::vector<int64_t> inputs_of_one_value(const Ort::ConstKernelInfo& info, const std::vector<DType>& dtypes,
-                                         const std::vector<int64_t>& dim_of_input) {
+// value), read for its elements as the same dtype (`dtypes`, nullopt for an
+// input read only for a size), or -1.
+std::vector<int64_t> inputs_of_one_value(const Ort::ConstKernelInfo& info,
+                                         const std::vector<std::optional<DType>>& dtypes) {
   const size_t n = std::min(info.GetInputCount(), dtypes.size());
   std::vector<std::string> names(n);
   std::vector<int64_t> same(n, -1);
   for (size_t i = 0; i < n; ++i) {
     names[i] = info.GetInputName(i);
-    if (names[i].empty() || dim_of_input[i] >= 0) continue;  // (an omitted optional input has no name)
+    if (names[i].empty() || !dtypes[i]) continue;  // (an omitted optional input has no name)
     for (size_t j = 0; j < i; ++j) {
-      if (names[j] == names[i] && dim_of_input[j] < 0 && dtypes[j] == dtypes[i]) {
+      if (names[j] == names[i] && dtypes[j] == dtypes[i]) {
         same[i] = static_cast<int64_t>(j);
         break;
       }
     }
   }
   return same;
+}
+
+// The most stages an Elemwise node may have (attribute `stages`).
+constexpr int64_t kMaxStages = 4096;
+// The most memory a stage's intermediate keeps from one run to the next.
+constexpr size_t kKeptScratchBytes = size_t{16} << 20;
+
+// The name of attribute `name` of stage `s` (kernel_ops.h in the core):
+// stage 0's are the single-program node's names, so such a node is a one-stage node.
+std::string stage_attribute(const char* name, size_t s) {
+  return s == 0 ? std::string(name) : std::string(name) + "_s" + std::to_string(s);
+}
+
+// Stage `s` of an Elemwise node, from its attributes (without the wiring).
+ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  ElemwiseStage stage;
+  const auto input_dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
+  const auto program = info.GetAttribute<std::string>(name("program").c_str());
+  const auto output_registers = info.GetAttributes<int64_t>(name("output_registers").c_str());
+  Program& p = stage.program;
+  p = parse_program(input_dtypes, program, output_registers);
+  p.compiled = compiled_blocks(block_key(input_dtypes, program, output_registers));
+  set_output_reductions(p, optional_ints(info, name("output_reductions").c_str()));
+  p.sum_chunk = std::max<int64_t>(0, optional_int(info, name("sum_chunk").c_str(), 0));
+  const int64_t rank = optional_int(info, name("rank").c_str(), -1);
+  if (rank > kMaxRank) {
+    throw std::invalid_argument("attribute '" + name("rank") + "' is " + std::to_string(rank) + "; at most " +
+                                std::to_string(kMaxRank) + " dims are supported");
+  }
+  stage.rank = rank;
+  stage.strict_axes = optional_ints(info, name("strict_axes").c_str());
+  stage.input_dtypes.assign(p.registers.begin(), p.registers.begin() + static_cast<long>(p.num_inputs()));
+  const std::vector<int64_t> dim_inputs = optional_ints(info, name("dim_inputs").c_str());
+  stage.dim_of_input.assign(stage.input_dtypes.size(), -1);
+  for (size_t k = 0; k + 1 < dim_inputs.size(); k += 2) {
+    const int64_t i = dim_inputs[k], dim = dim_inputs[k + 1];
+    if (i < 0 || static_cast<size_t>(i) >= stage.input_dtypes.size() || dim < 0 ||
+        stage.input_dtypes[static_cast<size_t>(i)] != DType::Int64) {
+      throw std::invalid_argument("attribute '" + name("dim_inputs") + "' names input " + std::to_string(i) +
+                                  " and axis " + std::to_string(dim) + ": an int64 input of the program and an axis >= 0");
+    }
+    stage.dim_of_input[static_cast<size_t>(i)] = dim;
+  }
+  stage.input_axes = parse_input_axes(optional_ints(info, name("input_axes").c_str()), stage.dim_of_input, rank);
+  return stage;
+}
+
+// The dtype of output `j` of the node, as ONNX Runtime allocates it.
+DType node_output_dtype(const Ort::ConstKernelInfo& info, size_t j) {
+  return dtype_from_onnx(static_cast<int>(info.GetOutputTypeInfo(j).GetTensorTypeAndShapeInfo().GetElementType()));
 }
 
 // ONNX Runtime's intra-op pool takes a C callback and one pointer.
@@ -284,52 +311,233 @@ ParallelFor pool_of(Ort::KernelContext& ctx) {
 
 ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   Ort::ConstKernelInfo kernel_info(info);
-  const auto input_dtypes = kernel_info.GetAttribute<std::string>("input_dtypes");
-  const auto program = kernel_info.GetAttribute<std::string>("program");
-  const auto output_registers = kernel_info.GetAttributes<int64_t>("output_registers");
-  program_ = parse_program(input_dtypes, program, output_registers);
-  program_.compiled = compiled_blocks(block_key(input_dtypes, program, output_registers));
-  set_output_reductions(program_, optional_ints(kernel_info, "output_reductions"));
-  program_.sum_chunk = std::max<int64_t>(0, optional_int(kernel_info, "sum_chunk", 0));
-  rank_ = rank_attribute(kernel_info);
-  strict_axes_ = optional_ints(kernel_info, "strict_axes");
-  input_dtypes_.assign(program_.registers.begin(), program_.registers.begin() + static_cast<long>(program_.num_inputs()));
-  const std::vector<int64_t> dim_inputs = optional_ints(kernel_info, "dim_inputs");
-  dim_of_input_.assign(input_dtypes_.size(), -1);
-  for (size_t k = 0; k + 1 < dim_inputs.size(); k += 2) {
-    const int64_t i = dim_inputs[k], dim = dim_inputs[k + 1];
-    if (i < 0 || static_cast<size_t>(i) >= input_dtypes_.size() || dim < 0 ||
-        input_dtypes_[static_cast<size_t>(i)] != DType::Int64) {
-      throw std::invalid_argument("attribute 'dim_inputs' names input " + std::to_string(i) + " and axis " +
-                                  std::to_string(dim) + ": an int64 input of the program and an axis >= 0");
+  const int64_t count = optional_int(kernel_info, "stages", 1);
+  if (count < 1 || count > kMaxStages) {
+    throw std::invalid_argument("attribute 'stages' is " + std::to_string(count) + "; 1 to " +
+                                std::to_string(kMaxStages) + " stages are supported");
+  }
+  for (size_t s = 0; s < static_cast<size_t>(count); ++s) stages_.push_back(parse_stage(kernel_info, s));
+  // The wiring (attributes `stage_inputs`, `stage_outputs`, over the stages'
+  // program inputs and outputs in order); a one-stage node without them
+  // reads input i as program input i and gives its outputs in order.
+  const std::vector<int64_t> sources = optional_ints(kernel_info, "stage_inputs");
+  const std::vector<int64_t> destinations = optional_ints(kernel_info, "stage_outputs");
+  const bool wired = count > 1 || !sources.empty() || !destinations.empty();
+  size_t n_in = stages_[0].input_dtypes.size(), n_sources = 0, n_destinations = 0;
+  for (const ElemwiseStage& stage : stages_) {
+    n_sources += stage.input_dtypes.size();
+    n_destinations += stage.program.outputs.size();
+  }
+  if (wired) {
+    n_in = kernel_info.GetInputCount();
+    num_outputs_ = kernel_info.GetOutputCount();
+    if (sources.size() != n_sources || destinations.size() != n_destinations) {
+      throw std::invalid_argument("attributes 'stage_inputs' and 'stage_outputs' need " + std::to_string(n_sources) +
+                                  " and " + std::to_string(n_destinations) + " entries (the stages' inputs and outputs)");
     }
-    dim_of_input_[static_cast<size_t>(i)] = dim;
+  } else {
+    num_outputs_ = stages_[0].program.outputs.size();
+  }
+  input_dtypes_.assign(n_in, std::nullopt);
+  std::vector<DType> value_dtypes;
+  std::vector<bool> written(num_outputs_, false);
+  size_t next_source = 0, next_destination = 0;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    ElemwiseStage& stage = stages_[s];
+    const Program& p = stage.program;
+    stage.first_output = value_dtypes.size();
+    auto fail = [s](const std::string& why) {
+      throw std::invalid_argument("stage " + std::to_string(s) + " of the node " + why);
+    };
+    for (size_t i = 0; i < stage.input_dtypes.size(); ++i) {
+      const int64_t source = wired ? sources[next_source++] : static_cast<int64_t>(i);
+      stage.sources.push_back(source);
+      const bool elements = stage.dim_of_input[i] < 0;
+      if (source >= 0) {
+        if (static_cast<size_t>(source) >= n_in) fail("reads input " + std::to_string(source) + ", which it lacks");
+        std::optional<DType>& dtype = input_dtypes_[static_cast<size_t>(source)];
+        if (!elements) continue;
+        if (dtype && *dtype != stage.input_dtypes[i]) {
+          fail("reads input " + std::to_string(source) + " as " + dtype_name(stage.input_dtypes[i]) +
+               ", an earlier one as " + dtype_name(*dtype));
+        }
+        dtype = stage.input_dtypes[i];
+      } else {
+        const auto g = static_cast<size_t>(-(source + 1));
+        if (g >= value_dtypes.size()) fail("reads output " + std::to_string(g) + " of its stages before it is written");
+        if (elements && value_dtypes[g] != stage.input_dtypes[i]) {
+          fail("reads a " + std::string(dtype_name(value_dtypes[g])) + " output as " + dtype_name(stage.input_dtypes[i]));
+        }
+      }
+    }
+    for (size_t j = 0; j < p.outputs.size(); ++j) {
+      const DType dtype = p.registers[static_cast<size_t>(p.outputs[j])];
+      const int64_t destination = wired ? destinations[next_destination++] : static_cast<int64_t>(j);
+      stage.destinations.push_back(destination);
+      value_dtypes.push_back(dtype);
+      if (destination < -1 || destination >= static_cast<int64_t>(num_outputs_) ||
+          (destination >= 0 && written[static_cast<size_t>(destination)])) {
+        fail("writes output " + std::to_string(destination) + ": each node output once, or -1");
+      }
+      if (destination < 0) continue;
+      written[static_cast<size_t>(destination)] = true;
+      // (ONNX Runtime allocates the output as the op's dtype: a program output
+      // of another size would be written past its end.)
+      if (wired || destination < static_cast<int64_t>(kernel_info.GetOutputCount())) {
+        const DType allocated = node_output_dtype(kernel_info, static_cast<size_t>(destination));
+        if (allocated != dtype) {
+          fail("writes a " + std::string(dtype_name(dtype)) + " program output into output " +
+               std::to_string(destination) + ", a " + dtype_name(allocated) + " tensor");
+        }
+      }
+    }
+  }
+  if (std::find(written.begin(), written.end(), false) != written.end()) {
+    throw std::invalid_argument("the stages of the node do not write all its outputs");
   }
   constant_inputs_ = constant_inputs(info, input_dtypes_);
-  for (size_t i = 0; i < dim_of_input_.size(); ++i) {
-    if (dim_of_input_[i] >= 0) constant_inputs_[i].reset();  // (read for a size, not as elements)
-  }
-  input_axes_ = parse_input_axes(optional_ints(kernel_info, "input_axes"), dim_of_input_, rank_);
-  same_value_as_ = inputs_of_one_value(kernel_info, input_dtypes_, dim_of_input_);
+  same_value_as_ = inputs_of_one_value(kernel_info, input_dtypes_);
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
   return as_status(kName, [&] { compute(context); });
 }
 
+namespace {
+
+// Reads the node's inputs into run.node_inputs (their dtypes in
+// run.node_dtypes): constants as read when the kernel was created, an input
+// that repeats an earlier one's value as that one.
+void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<DType>>& dtypes,
+                      const std::vector<std::optional<ArrayArg>>& constants, const std::vector<int64_t>& same_value_as,
+                      RunBuffers& run) {
+  const size_t n_in = ctx.GetInputCount();
+  if (n_in != dtypes.size()) {
+    throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
+                                std::to_string(n_in));
+  }
+  run.node_inputs.resize(n_in);
+  run.node_dtypes.resize(n_in);
+  for (size_t k = 0; k < n_in; ++k) {
+    ArrayArg& arg = run.node_inputs[k];
+    if (k < constants.size() && constants[k]) {
+      arg.data = constants[k]->data;
+      arg.shape.assign(constants[k]->shape.begin(), constants[k]->shape.end());
+      run.node_dtypes[k] = dtypes[k];
+      continue;
+    }
+    if (k < same_value_as.size() && same_value_as[k] >= 0) {
+      // (Read before, in full: GetTensorTypeAndShape allocates, ~80 ns.)
+      const auto first = static_cast<size_t>(same_value_as[k]);
+      arg.data = run.node_inputs[first].data;
+      arg.shape.assign(run.node_inputs[first].shape.begin(), run.node_inputs[first].shape.end());
+      run.node_dtypes[k] = run.node_dtypes[first];
+      continue;
+    }
+    Ort::ConstValue value = ctx.GetInput(k);
+    auto info = value.GetTensorTypeAndShapeInfo();
+    const auto element_type = static_cast<int>(info.GetElementType());
+    std::optional<DType> dtype;
+    try {
+      dtype = dtype_from_onnx(element_type);
+    } catch (const std::invalid_argument&) {
+      // (Read for a size, any type will do; read for elements, it fails below.)
+    }
+    run.node_dtypes[k] = dtype;
+    arg.shape.resize(info.GetDimensionsCount());
+    // (The C call: the C++ wrapper's GetShape returns a new vector.)
+    if (!arg.shape.empty()) Ort::ThrowOnError(Ort::GetApi().GetDimensions(info, arg.shape.data(), arg.shape.size()));
+    arg.data = value.GetTensorRawData();
+  }
+}
+
+// Program input `i` of `stage` (node input or an earlier stage's output) into
+// `arg`: its elements, or the size of one of its axes (held in `dim`).
+void read_stage_input(const ElemwiseStage& stage, size_t i, const RunBuffers& run, int64_t& dim, ArrayArg& arg) {
+  const int64_t source = stage.sources[i];
+  const bool from_node = source >= 0;
+  const ArrayArg& from = from_node ? run.node_inputs[static_cast<size_t>(source)]
+                                   : run.values[static_cast<size_t>(-(source + 1))];
+  const std::string name = from_node ? "input " + std::to_string(source) : "an earlier stage's output";
+  arg.strides.clear();
+  if (const int64_t axis = stage.dim_of_input[i]; axis >= 0) {
+    if (static_cast<size_t>(axis) >= from.shape.size()) {
+      throw std::invalid_argument(name + " has rank " + std::to_string(from.shape.size()) +
+                                  "; the node reads the size of its axis " + std::to_string(axis));
+    }
+    dim = from.shape[static_cast<size_t>(axis)];
+    arg.data = &dim;
+    arg.shape.clear();
+    return;
+  }
+  // (An earlier stage's output has the dtype the program reads: checked when
+  // the kernel was created.)
+  if (from_node && run.node_dtypes[static_cast<size_t>(source)] != stage.input_dtypes[i]) {
+    throw std::invalid_argument(name + " is not of the program's dtype " + dtype_name(stage.input_dtypes[i]));
+  }
+  arg.data = from.data;
+  arg.shape.assign(from.shape.begin(), from.shape.end());
+}
+
+}  // namespace
+
 void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
-  const Program& p = program_;
   thread_local RunBuffers run;
-  read_inputs(ctx, input_dtypes_, dim_of_input_, constant_inputs_, same_value_as_, run);
-  for (size_t i = 0; i < input_axes_.size(); ++i) {
-    if (input_axes_[i]) read_as_view(run.inputs[i], i, *input_axes_[i], static_cast<size_t>(rank_));
+  read_node_inputs(ctx, input_dtypes_, constant_inputs_, same_value_as_, run);
+  if (ctx.GetOutputCount() != num_outputs_) {
+    throw std::invalid_argument("the program has " + std::to_string(num_outputs_) + " outputs, the node " +
+                                std::to_string(ctx.GetOutputCount()));
   }
-  output_shape(run.inputs, rank_, run.shapes, run.shape);
-  check_strict_axes(run.inputs, strict_axes_, run.shape);
-  make_outputs(ctx, p.outputs.size(), run.shape, p.reductions, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
-  evaluate(p, run.inputs, run.shape, run.outputs, &parallel);
+  const ElemwiseStage& last = stages_.back();
+  const size_t n_values = last.first_output + last.program.outputs.size();
+  run.values.resize(n_values);
+  if (run.scratch.size() < n_values) run.scratch.resize(n_values);
+  for (const ElemwiseStage& stage : stages_) {
+    const Program& p = stage.program;
+    const size_t n_args = stage.input_dtypes.size();
+    run.inputs.resize(n_args);
+    run.dims.resize(n_args);
+    for (size_t i = 0; i < n_args; ++i) {
+      read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+      if (stage.input_axes[i]) {
+        const int64_t source = stage.sources[i];
+        read_as_view(run.inputs[i], source >= 0 ? static_cast<size_t>(source) : i, *stage.input_axes[i],
+                     static_cast<size_t>(stage.rank));
+      }
+    }
+    output_shape(run.inputs, stage.rank, run.shapes, run.shape);
+    check_strict_axes(run.inputs, stage.strict_axes, run.shape);
+    run.outputs.clear();
+    for (size_t j = 0; j < p.outputs.size(); ++j) {
+      const bool reduced = j < p.reductions.size() && p.reductions[j] != Reduction::None;
+      const size_t g = stage.first_output + j;
+      ArrayArg& value = run.values[g];
+      value.strides.clear();
+      if (reduced) value.shape.clear();
+      else value.shape.assign(run.shape.begin(), run.shape.end());
+      const int64_t destination = stage.destinations[j];
+      if (destination >= 0) {
+        value.data = ctx.GetOutput(static_cast<size_t>(destination), value.shape.data(), value.shape.size())
+                         .GetTensorMutableRawData();
+      } else {
+        size_t elements = 1;
+        for (int64_t d : value.shape) elements *= static_cast<size_t>(d);
+        const size_t bytes = elements * dtype_size(p.registers[static_cast<size_t>(p.outputs[j])]);
+        std::vector<double>& memory = run.scratch[g];
+        memory.resize((bytes + sizeof(double) - 1) / sizeof(double));
+        value.data = memory.data();
+      }
+      run.outputs.push_back(const_cast<void*>(value.data));
+    }
+    evaluate(p, run.inputs, run.shape, run.outputs, &parallel);
+  }
+  // (Kept for the next run unless large: a thread holds no more than this
+  // for good, where a large intermediate costs more to compute than to allocate.)
+  for (size_t g = 0; g < n_values; ++g) {
+    if (run.scratch[g].capacity() * sizeof(double) > kKeptScratchBytes) std::vector<double>().swap(run.scratch[g]);
+  }
 }
 
 ScalarLoopKernel::ScalarLoopKernel(const OrtApi&, const OrtKernelInfo* info) {
@@ -357,7 +565,7 @@ OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
 void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   thread_local RunBuffers run;
-  read_inputs(ctx, input_dtypes_, {}, constant_inputs_, {}, run);
+  read_inputs(ctx, input_dtypes_, constant_inputs_, run);
   output_shape(run.inputs, rank_, run.shapes, run.shape);
   make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);
   const ParallelFor parallel = pool_of(ctx);

@@ -22,6 +22,29 @@
 
 namespace pytensor_onnx::kernels {
 
+// One fused program of an Elemwise node. A node runs one or more, in order
+// (attribute `stages`, passes/merge_kernel_stages.h in the core): a later
+// stage reads what earlier ones wrote without ONNX Runtime seeing it.
+struct ElemwiseStage {
+  Program program;
+  int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
+  std::vector<DType> input_dtypes;
+  std::vector<int64_t> strict_axes;  // (input, output axis) pairs that must not broadcast
+  // Per program input: the axis whose size the program reads as that input
+  // (an int64 scalar; attribute `dim_inputs`), or -1: its elements.
+  std::vector<int64_t> dim_of_input;
+  // Per program input read as a view of another array (attribute
+  // `input_axes`): for each axis of that array, the output axis it runs
+  // along, or -1 for an axis of size 1 that the view drops.
+  std::vector<std::optional<std::vector<int64_t>>> input_axes;
+  // Per program input: node input k >= 0, or -(g + 1): output g of the node's
+  // stages (numbered across stages, in order), written by an earlier stage.
+  std::vector<int64_t> sources;
+  // Per program output: the node output it is, or -1 (read by later stages only).
+  std::vector<int64_t> destinations;
+  size_t first_output = 0;  // the number of its first output across stages
+};
+
 class ElemwiseKernel {
  public:
   static constexpr const char* kName = "Elemwise";
@@ -30,20 +53,14 @@ class ElemwiseKernel {
 
  private:
   void compute(OrtKernelContext* context);
-  Program program_;
-  int64_t rank_ = -1;  // the output's rank when fixed (attribute `rank`)
-  std::vector<DType> input_dtypes_;
-  std::vector<int64_t> strict_axes_;  // (input, output axis) pairs that must not broadcast
-  // Per input: the axis whose size the program reads as that input (an
-  // int64 scalar; attribute `dim_inputs`), or -1: its elements.
-  std::vector<int64_t> dim_of_input_;
+  std::vector<ElemwiseStage> stages_;
+  size_t num_outputs_ = 0;  // the node's
+  // Per node input: the dtype the stages read its elements as, or nullopt
+  // where they only read the size of one of its axes.
+  std::vector<std::optional<DType>> input_dtypes_;
   std::vector<std::optional<ArrayArg>> constant_inputs_;  // constant_inputs.h
-  // Per input read as a view of another array (attribute `input_axes`): for
-  // each axis of that array, the output axis it runs along, or -1 for an
-  // axis of size 1 that the view drops.
-  std::vector<std::optional<std::vector<int64_t>>> input_axes_;
-  // Per input: an earlier input of the same value (the node reads one value
-  // as two views, x and x.T), whose array it shares, or -1.
+  // Per node input: an earlier input of the same value (the node reads one
+  // value as two views, x and x.T), whose array it shares, or -1.
   std::vector<int64_t> same_value_as_;
 };
 

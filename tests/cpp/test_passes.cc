@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "builder.h"
+#include "errors.h"
 #include "passes/cse.h"
 #include "passes/dead_nodes.h"
 #include "passes/dedup_initializers.h"
@@ -285,6 +286,7 @@ TEST(Passes, ViewsOfConstantsFoldWithoutCopying) {
 
 #include "kernel_ops.h"
 #include "passes/fold_into_kernels.h"
+#include "passes/merge_kernel_stages.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -486,6 +488,157 @@ TEST(FoldIntoKernels, OtherReadsOfAShapeStay) {
   optimize_graph(g.graph());
   EXPECT_FALSE(out->producer->attrs.has("dim_inputs"));
   EXPECT_EQ(count(g.graph(), "Gather"), 3u);
+}
+
+
+// An Elemwise kernel node of one program: exp of its first input plus the
+// others, one output of `dtype` (GT 0 for a bool node).
+Value* program_node(GraphBuilder& g, std::vector<Value*> inputs, DType dtype = DType::Float64) {
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  std::string dtypes, program = "Exp float64 0";
+  for (size_t i = 0; i < inputs.size(); ++i) dtypes += i ? " float64" : "float64";
+  int64_t last = static_cast<int64_t>(inputs.size());
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    program += ";Add float64 " + std::to_string(last) + " " + std::to_string(i);
+    last = static_cast<int64_t>(inputs.size() + i);
+  }
+  if (dtype == DType::Bool) {
+    program += ";Const float64 0.0;GT bool " + std::to_string(last) + " " + std::to_string(last + 1);
+    last += 2;
+  }
+  const std::string op = dtype == DType::Bool ? "Elemwise_bool" : "Elemwise_float64";
+  return g.op(op, std::move(inputs),
+              {{"input_dtypes", dtypes}, {"program", program}, {"output_registers", std::vector<int64_t>{last}}}, 1,
+              kKernelDomain)[0];
+}
+
+TEST(MergeKernelStages, AProducerRunsAsAnEarlierStageOfItsReader) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n")}));
+  Value* y = g.input("y", DType::Float64, shape_of_sizes({}));
+  Value* a = program_node(g, {x});
+  Value* out = program_node(g, {y, a});  // 0-d y against the vector a
+  g.output(out, "out");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Node* node = out->producer;
+  EXPECT_EQ(node->inputs, (std::vector<Value*>{x, y}));
+  EXPECT_EQ(node->outputs, (std::vector<Value*>{out}));
+  EXPECT_EQ(node->attrs.get_int("stages", 0), 2);
+  EXPECT_EQ(*node->attrs.get_ints("stage_inputs"), (std::vector<int64_t>{0, 1, -1}));
+  EXPECT_EQ(*node->attrs.get_ints("stage_outputs"), (std::vector<int64_t>{-1, 0}));
+  EXPECT_EQ(node->attrs.get_string("program_s1"), std::optional<std::string>("Exp float64 0;Add float64 2 1"));
+  ASSERT_TRUE(out->shape);
+  EXPECT_TRUE((*out->shape)[0].same_as(Dim::named("n")));
+  // The merged node's shapes, inferred again from its stages, are the same.
+  Node copy = *node;
+  copy.outputs = {g.graph().find_value("out")};
+  out->shape = std::nullopt;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape);
+  EXPECT_EQ(out->shape->size(), 1u);
+}
+
+TEST(MergeKernelStages, OutputsOthersReadStayOutputsOfTheMergedNode) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({3}));
+  Value* a = program_node(g, {x});
+  Value* b = program_node(g, {a, x});
+  g.output(a, "a");
+  g.output(b, "b");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  EXPECT_EQ(a->producer, b->producer);
+  EXPECT_EQ(*b->producer->attrs.get_ints("stage_outputs"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(*b->producer->attrs.get_ints("stage_inputs"), (std::vector<int64_t>{0, -1, 0}));
+}
+
+TEST(MergeKernelStages, SiblingsReadingOneValueMerge) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({3}));
+  Value* y = g.input("y", DType::Float64, shape_of_sizes({3}));
+  Value* a = program_node(g, {x});
+  Value* b = program_node(g, {y, x});
+  g.output(a, "a");
+  g.output(b, "b");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  EXPECT_EQ(a->producer->inputs, (std::vector<Value*>{x, y}));
+  EXPECT_EQ(*a->producer->attrs.get_ints("stage_inputs"), (std::vector<int64_t>{0, 1, 0}));
+}
+
+TEST(MergeKernelStages, TheGraphsOrderAndTheOutputsDtypeAreKept) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({3}));
+  // A reader of a between the two nodes: merged, a would come after it.
+  Value* a = program_node(g, {x});
+  Value* between = g.op1("Neg", {a});
+  Value* b = program_node(g, {a, between});
+  g.output(b, "b");
+  // A bool value read elsewhere cannot be an output of a float64 node; one
+  // only the float64 node reads is kept inside it.
+  Value* y = g.input("y", DType::Float64, shape_of_sizes({3}));
+  Value* flag = program_node(g, {y}, DType::Bool);
+  Value* kept = program_node(g, {x, x}, DType::Bool);  // (not flag's program: CSE would merge them)
+  g.output(flag, "flag");
+  Value* c = g.op("Elemwise_float64", {flag, kept, x},
+                  {{"input_dtypes", std::string("bool bool float64")},
+                   {"program", std::string("AND bool 0 1;Switch float64 3 2 2")},
+                   {"output_registers", std::vector<int64_t>{4}}},
+                  1, kKernelDomain)[0];
+  g.output(c, "c");
+  optimize_graph(g.graph());
+  EXPECT_NE(a->producer, b->producer);
+  EXPECT_NE(flag->producer, c->producer);
+  EXPECT_FALSE(kept->producer);  // inside c's node now
+  EXPECT_EQ(count(g.graph(), "Elemwise_bool"), 1u);
+}
+
+// A Loop body's kernel node reads an enclosing value that kernel nodes of
+// the outer graph read too (its users list names them): nodes of two graphs
+// are never merged, and the body's own nodes are.
+TEST(MergeKernelStages, NodesOfASubgraphMergeOnlyWithEachOther) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({2}));
+  Value* outer = program_node(g, {x});
+  GraphBuilder body(g, "body");
+  body.input("i", DType::Int64, shape_of_sizes({}));
+  Value* keep_going = body.input("cond", DType::Bool, shape_of_sizes({}));
+  Value* carried = body.input("acc", DType::Float64, shape_of_sizes({2}));
+  Value* inner = program_node(body, {x, carried});
+  Value* next = program_node(body, {inner, x});
+  body.output(keep_going, "cond_out");
+  body.output(next, "acc_out");
+  Value* trips = g.int64s({3});
+  Value* start = g.constant(Tensor::scalar(DType::Bool, 1.0));
+  Value* y = g.op("Loop", {g.op1("Squeeze", {trips}), start, outer}, {{"body", body.shared_graph()}}, 1)[0];
+  Value* after = program_node(g, {x, y});
+  g.output(outer, "outer");
+  g.output(after, "after");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(body.graph(), "Elemwise_float64"), 1u);
+  EXPECT_EQ(next->producer->attrs.get_int("stages", 0), 2);
+  EXPECT_EQ(count(g.graph(), "Elemwise_float64"), 2u);  // the Loop reads outer, before after
+  EXPECT_NE(outer->producer, after->producer);
+}
+
+TEST(MergeKernelStages, MalformedWiringIsRefusedWhenBuilt) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({3}));
+  auto staged = [&](std::vector<int64_t> sources, std::vector<int64_t> destinations) {
+    g.op("Elemwise_float64", {x},
+         {{"input_dtypes", std::string("float64")}, {"program", std::string("Exp float64 0")},
+          {"output_registers", std::vector<int64_t>{1}}, {"input_dtypes_s1", std::string("float64")},
+          {"program_s1", std::string("Exp float64 0")}, {"output_registers_s1", std::vector<int64_t>{1}},
+          {"stages", int64_t{2}}, {"stage_inputs", sources}, {"stage_outputs", destinations}},
+         1, kKernelDomain);
+  };
+  EXPECT_NO_THROW(staged({0, -1}, {-1, 0}));
+  EXPECT_THROW(staged({0, -2}, {-1, 0}), BuildError);  // an output not yet written
+  EXPECT_THROW(staged({0, 1}, {-1, 0}), BuildError);   // an input the node lacks
+  EXPECT_THROW(staged({0}, {-1, 0}), BuildError);      // too few entries
+  EXPECT_THROW(staged({0, -1}, {-1, 1}), BuildError);  // an output the node lacks
 }
 
 }  // namespace

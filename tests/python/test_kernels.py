@@ -32,6 +32,11 @@ def kernel_nodes(fn):
     return [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
 
 
+def stages(fn):
+    """The stages of every Elemwise kernel node of ``fn``'s model (kernels.elemwise_stages)."""
+    return [s for n in kernel_nodes(fn) if n.op_type.startswith("Elemwise_") for s in kernels.elemwise_stages(n)]
+
+
 def test_library_is_built_and_describes_what_the_dispatch_maps():
     # One home for the op table (src/kernels/ops.cc): every PyTensor op the
     # dispatch sends to the kernels is one the library evaluates.
@@ -138,8 +143,10 @@ def test_fused_graph_is_one_node_and_matches(rng):
     # PyTensor's fusion stops at Erfinv (no C code) and at broadcasting
     # changes; every fused piece and special function is one kernel node, what
     # is left is native (Neg) or shape work.
+    # The four pieces are stages of one node (src/core/passes/merge_kernel_stages.h).
     kinds = [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
-    assert kinds.count("Elemwise_float64") == 4
+    assert kinds.count("Elemwise_float64") == 1
+    assert len(stages(fn)) == 4
     assert set(kinds) <= {"Elemwise_float64", "Unsqueeze", "Neg"}, kinds
 
 
@@ -196,7 +203,8 @@ def test_leading_axes_added_or_dropped_are_read_past(rng):
     outs = [pt.gammaln(pt.abs(x * s) + 1), pt.erf(v.squeeze()) * s]
     values = [rng.normal(size=5), np.array(0.7), np.array([0.3])]
     fn, results = compare_onnx_and_py([x, s, v], outs, values)
-    assert [n.op_type for n in fn.maker.linker.onnx_model.graph.node] == ["Elemwise_float64"] * 2
+    assert [n.op_type for n in fn.maker.linker.onnx_model.graph.node] == ["Elemwise_float64"]
+    assert len(stages(fn)) == 2
     assert [r.shape for r in results] == [(5,), ()]
     # The portable graph keeps them.
     exported = {n.op_type for n in pytensor_onnx.export_onnx([x, s, v], outs).graph.node}
@@ -292,10 +300,10 @@ def test_dimshuffles_are_read_as_views(rng, size):
     ops = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
     assert not {"Unsqueeze", "Squeeze"} & set(ops), ops
     assert ops.count("Transpose") == (0 if size == 4 else 1), ops
-    views = [n for n in kernel_nodes(fn) if any(a.name == "input_axes" for a in n.attribute)]
+    views = [s for s in stages(fn) if "input_axes" in s]
     assert len(views) >= 3
-    # x and x.T, one value read twice: the second read shares the first's array.
-    assert any(len(set(n.input)) < len(n.input) for n in views) == (size == 4)
+    # x and x.T, one value read twice (one node input of the merged node).
+    assert any(len(set(s["sources"])) < len(s["sources"]) for s in views) == (size == 4)
     # The portable graph keeps them.
     exported = {n.op_type for n in pytensor_onnx.export_onnx([x, v, t, s], outs).graph.node}
     assert {"Transpose", "Unsqueeze", "Squeeze"} <= exported
@@ -367,6 +375,73 @@ def test_one_value_read_as_two_views(rng):
 def test_malformed_input_axes_fail_the_session(attrs, message):
     with pytest.raises(Exception, match=f"input_axes' {message}" if "needs" in message else message):
         _one_kernel_node_session({"a": 2, "b": 2}, 2, **attrs)
+
+
+def _staged_node_session(**changes):
+    # A hand-made Elemwise_float64 node of two stages (attribute `stages`,
+    # src/kernels/elemwise.h) over x (a vector) and y (0-d):
+    #   stage 0: e = exp(x) and p = x > 0 (bool), kept inside; s = sum(x), output 0;
+    #   stage 1: z = where(p, e * y, s) + x.shape[0], output 1.
+    from onnx import TensorProto, helper
+
+    attrs = dict(
+        input_dtypes="float64", program="Exp float64 0;Const float64 0.0;GT bool 0 2", output_registers=[1, 0, 3],
+        output_reductions=[0, 1, 0],
+        input_dtypes_s1="float64 float64 float64 bool int64",
+        program_s1="Mul float64 0 1;Switch float64 3 5 2;Cast float64 4;Add float64 6 7", output_registers_s1=[8],
+        dim_inputs_s1=[4, 0],
+        stages=2, stage_inputs=[0, -1, 1, -2, -3, 0], stage_outputs=[-1, 0, -1, 1],
+    )
+    attrs.update(changes)
+    node = helper.make_node("Elemwise_float64", ["x", "y"], ["s", "z"], domain=kernels.DOMAIN,
+                            **{k: v for k, v in attrs.items() if v is not None})
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None]),
+         helper.make_tensor_value_info("y", TensorProto.DOUBLE, [])],
+        [helper.make_tensor_value_info("s", TensorProto.DOUBLE, []),
+         helper.make_tensor_value_info("z", TensorProto.DOUBLE, [None])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+    )
+    options = ort.SessionOptions()
+    kernels.register(options)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]), node
+
+
+def test_a_node_of_stages_runs_them_in_order(rng):
+    # Outputs of two ranks from one node, a bool value and an array passed
+    # between stages without ONNX Runtime, the size of an axis read by a
+    # later stage; 0, 1 and 50,000 elements (many blocks, the pool's threads).
+    session, node = _staged_node_session()
+    assert [s["sources"] for s in kernels.elemwise_stages(node)] == [[0], [-1, 1, -2, -3, 0]]
+    for n in (0, 1, 7, 50_000):
+        x, y = rng.normal(size=n), np.array(1.5)
+        s, z = session.run(None, {"x": x, "y": y})
+        assert s.shape == () and z.shape == (n,)
+        np.testing.assert_allclose(s, np.sum(x), rtol=1e-13, atol=1e-300)
+        np.testing.assert_allclose(z, np.where(x > 0, np.exp(x) * y, np.sum(x)) + n, rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(stage_inputs=[0, -4, 1, -2, -3, 0]), "stage 1 of the node reads output 3 of its stages before it"),
+        (dict(stage_inputs=[0, -1, 1, -2, 0, 0]), "stage 1 of the node reads input 0 as bool, an earlier one as float64"),
+        (dict(stage_inputs=[0, -3, 1, -2, -3, 0]), "reads a bool output as float64"),
+        (dict(stage_inputs=[0, -1, 2, -2, -3, 0]), "stage 1 of the node reads input 2, which it lacks"),
+        (dict(stage_inputs=[0, -1, 1]), "'stage_inputs' and 'stage_outputs' need 6 and 4 entries"),
+        (dict(stage_outputs=[-1, 0, -1, 0]), "writes output 0: each node output once"),
+        (dict(stage_outputs=[-1, 0, 1, -1]), "writes a bool program output into output 1, a float64 tensor"),
+        (dict(stage_outputs=[-1, 0, -1, -1]), "do not write all its outputs"),
+        (dict(stages=3), "No attribute with name:'input_dtypes_s2'"),
+        (dict(stages=2**40), "attribute 'stages' is 1099511627776; 1 to 4096"),
+    ],
+)
+def test_malformed_stages_fail_the_session(changes, message):
+    with pytest.raises(Exception, match=message):
+        _staged_node_session(**changes)
 
 
 def test_kernels_off_gives_the_portable_graph(monkeypatch):
@@ -630,7 +705,7 @@ def test_the_size_of_an_axis_is_read_by_the_kernel_node_itself(rng):
         fn, _ = compare_onnx_and_py([x, s], outputs, [rng.normal(size=shape), np.float64(1.7)])
         kinds = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
         assert "Shape" not in kinds and "Gather" not in kinds, kinds
-        assert any(attr.name == "dim_inputs" for n in kernel_nodes(fn) for attr in n.attribute)
+        assert any("dim_inputs" in s for s in stages(fn))
 
 
 def _single_thread():

@@ -148,10 +148,82 @@ Shape reduced_shape(const Node& node) {
   return dims;
 }
 
+// The number of space-separated words of `text` (a program's input dtypes).
+size_t words(const std::string& text) {
+  size_t count = 0;
+  bool in_word = false;
+  for (char c : text) {
+    if (c != ' ' && !in_word) ++count;
+    in_word = c != ' ';
+  }
+  return count;
+}
+
+// The shapes of the `n_outputs` outputs of stage `stage` of an element-wise
+// kernel node from its program inputs' shapes (null: an omitted input):
+// shaped as the inputs broadcast, but for the outputs an Elemwise reduces
+// (0-d). Attribute `rank` (passes/fold_into_kernels.h) fixes the output's
+// rank: an input's leading axes beyond it are dropped (size 1), and the shape
+// is padded with 1s.
+std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, const std::vector<const Shape*>& inputs,
+                                            size_t n_outputs) {
+  const int64_t rank = node.attrs.get_int(stage_attribute("rank", stage), -1);
+  // The output is padded to `rank` dims: an attribute of 2**40 allocated them.
+  if (rank > infer::kMaxInferredRank) {
+    throw BuildError("attribute 'rank' is " + std::to_string(rank) + "; at most " +
+                     std::to_string(infer::kMaxInferredRank) + " dims are supported");
+  }
+  Shape shape = std::vector<Dim>{};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // (An input read for the size of an axis is one int64: attribute `dim_inputs`.)
+    if (!inputs[i] || reads_a_dim(node, i, stage)) continue;
+    Shape in = *inputs[i];
+    if (const std::optional<std::vector<int64_t>> axes = input_axes_of(node, i, stage); axes && rank >= 0) {
+      in = view_shape(in, *axes, static_cast<size_t>(rank));
+    } else if (rank >= 0 && in && in->size() > static_cast<size_t>(rank)) {
+      in = std::vector<Dim>(in->end() - rank, in->end());
+    }
+    shape = broadcast_shapes(shape, in);
+  }
+  if (rank >= 0 && shape && shape->size() < static_cast<size_t>(rank)) {
+    std::vector<Dim> padded(static_cast<size_t>(rank) - shape->size(), Dim::known(1));
+    padded.insert(padded.end(), shape->begin(), shape->end());
+    shape = padded;
+  }
+  const std::vector<int64_t> reductions =
+      node.attrs.get_ints(stage_attribute("output_reductions", stage)).value_or(std::vector<int64_t>{});
+  std::vector<Shape> shapes;
+  for (size_t j = 0; j < n_outputs; ++j) {
+    shapes.push_back(j < reductions.size() && reductions[j] != 0 ? Shape(std::vector<Dim>{}) : shape);
+  }
+  return shapes;
+}
+
 }  // namespace
 
-bool reads_a_dim(const Node& node, size_t i) {
-  const std::optional<std::vector<int64_t>> pairs = node.attrs.get_ints("dim_inputs");
+bool has_stages(const Node& node) { return node.attrs.has("stages"); }
+
+std::string stage_attribute(const std::string& name, size_t stage) {
+  return stage == 0 ? name : name + "_s" + std::to_string(stage);
+}
+
+const std::vector<std::string>& stage_attribute_names() {
+  static const std::vector<std::string> names = {"program",    "input_dtypes", "output_registers",
+                                                 "output_reductions", "sum_chunk", "rank",
+                                                 "strict_axes", "dim_inputs",  "input_axes"};
+  return names;
+}
+
+size_t stage_input_count(const Node& node, size_t stage) {
+  return words(node.attrs.get_string(stage_attribute("input_dtypes", stage)).value_or(""));
+}
+
+size_t stage_output_count(const Node& node, size_t stage) {
+  return node.attrs.get_ints(stage_attribute("output_registers", stage)).value_or(std::vector<int64_t>{}).size();
+}
+
+bool reads_a_dim(const Node& node, size_t i, size_t stage) {
+  const std::optional<std::vector<int64_t>> pairs = node.attrs.get_ints(stage_attribute("dim_inputs", stage));
   if (!pairs) return false;
   for (size_t k = 0; k + 1 < pairs->size(); k += 2) {
     if ((*pairs)[k] == static_cast<int64_t>(i)) return true;
@@ -159,8 +231,8 @@ bool reads_a_dim(const Node& node, size_t i) {
   return false;
 }
 
-std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i) {
-  const std::optional<std::vector<int64_t>> records = node.attrs.get_ints("input_axes");
+std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i, size_t stage) {
+  const std::optional<std::vector<int64_t>> records = node.attrs.get_ints(stage_attribute("input_axes", stage));
   if (!records) return std::nullopt;
   for (size_t k = 0; k + 1 < records->size();) {
     const int64_t count = std::max<int64_t>(0, (*records)[k + 1]);
@@ -206,39 +278,52 @@ bool infer_kernel_node(Node& node) {
     node.outputs.at(0)->shape = matmul_kernel_shape(node);
     return true;
   }
-  // The element-wise kernels (Elemwise, ScalarLoop): shaped as their inputs
-  // broadcast, but for the outputs an Elemwise reduces (0-d). Attribute `rank`
-  // (passes/fold_into_kernels.h) fixes the output's rank: an input's leading
-  // axes beyond it are dropped (size 1), and the shape is padded with 1s.
-  const int64_t rank = node.attrs.get_int("rank", -1);
-  // The output is padded to `rank` dims: an attribute of 2**40 allocated them.
-  if (rank > infer::kMaxInferredRank) {
-    throw BuildError("attribute 'rank' is " + std::to_string(rank) + "; at most " +
-                     std::to_string(infer::kMaxInferredRank) + " dims are supported");
-  }
-  Shape shape = std::vector<Dim>{};
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    Value* input = node.inputs[i];
-    // (An input read for the size of an axis is one int64: attribute `dim_inputs`.)
-    if (!input || reads_a_dim(node, i)) continue;
-    Shape in = input->shape;
-    if (const std::optional<std::vector<int64_t>> axes = input_axes_of(node, i); axes && rank >= 0) {
-      in = view_shape(in, *axes, static_cast<size_t>(rank));
-    } else if (rank >= 0 && in && in->size() > static_cast<size_t>(rank)) {
-      in = std::vector<Dim>(in->end() - rank, in->end());
+  // The element-wise kernels (Elemwise, ScalarLoop), stage by stage.
+  if (!has_stages(node)) {
+    std::vector<const Shape*> inputs;
+    for (Value* input : node.inputs) inputs.push_back(input ? &input->shape : nullptr);
+    const std::vector<Shape> shapes = elementwise_stage_shapes(node, 0, inputs, node.outputs.size());
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      node.outputs[j]->dtype = dtype;
+      node.outputs[j]->shape = shapes[j];
     }
-    shape = broadcast_shapes(shape, in);
+    return true;
   }
-  if (rank >= 0 && shape && shape->size() < static_cast<size_t>(rank)) {
-    std::vector<Dim> padded(static_cast<size_t>(rank) - shape->size(), Dim::known(1));
-    padded.insert(padded.end(), shape->begin(), shape->end());
-    shape = padded;
-  }
-  const std::vector<int64_t> reductions =
-      node.attrs.get_ints("output_reductions").value_or(std::vector<int64_t>{});
-  for (size_t j = 0; j < node.outputs.size(); ++j) {
-    node.outputs[j]->dtype = dtype;
-    node.outputs[j]->shape = j < reductions.size() && reductions[j] != 0 ? Shape(std::vector<Dim>{}) : shape;
+  const int64_t stages = node.attrs.get_int("stages", 1);
+  const std::vector<int64_t> sources = node.attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> destinations = node.attrs.get_ints("stage_outputs").value_or(std::vector<int64_t>{});
+  // (As the kernel, src/kernels/elemwise.cc.)
+  constexpr int64_t kMaxStages = 4096;
+  if (stages < 1 || stages > kMaxStages) throw BuildError("attribute 'stages' must be 1 to 4096");
+  std::vector<Shape> values;  // the stages' outputs, numbered across them
+  size_t next_source = 0, next_destination = 0;
+  for (size_t s = 0; s < static_cast<size_t>(stages); ++s) {
+    const size_t n_in = stage_input_count(node, s), n_out = stage_output_count(node, s);
+    if (next_source + n_in > sources.size() || next_destination + n_out > destinations.size()) {
+      throw BuildError("attributes 'stage_inputs' and 'stage_outputs' must wire every stage's inputs and outputs");
+    }
+    std::vector<const Shape*> inputs;
+    for (size_t i = 0; i < n_in; ++i) {
+      const int64_t source = sources[next_source++];
+      const size_t g = static_cast<size_t>(-(source + 1));
+      if (source >= 0 ? static_cast<size_t>(source) >= node.inputs.size() : g >= values.size()) {
+        throw BuildError("attribute 'stage_inputs' names input " + std::to_string(source) +
+                         ": not a node input, nor an earlier stage's output");
+      }
+      inputs.push_back(source >= 0 ? (node.inputs[static_cast<size_t>(source)] ? &node.inputs[static_cast<size_t>(source)]->shape : nullptr)
+                                   : &values[g]);
+    }
+    for (Shape& shape : elementwise_stage_shapes(node, s, inputs, n_out)) values.push_back(std::move(shape));
+    for (size_t j = values.size() - n_out; j < values.size(); ++j) {
+      const int64_t destination = destinations[next_destination++];
+      if (destination < -1 || destination >= static_cast<int64_t>(node.outputs.size())) {
+        throw BuildError("attribute 'stage_outputs' names output " + std::to_string(destination) + " of " +
+                         std::to_string(node.outputs.size()));
+      }
+      if (destination < 0) continue;
+      node.outputs[static_cast<size_t>(destination)]->dtype = dtype;
+      node.outputs[static_cast<size_t>(destination)]->shape = values[j];
+    }
   }
   return true;
 }

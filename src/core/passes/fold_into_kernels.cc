@@ -11,8 +11,10 @@
 namespace pytensor_onnx {
 namespace {
 
+// (A node of several stages, merge_kernel_stages.h, is left as it is: these
+// folds run before that merge.)
 bool is_elementwise_kernel(const Node& node) {
-  return node.domain == kKernelDomain &&
+  return node.domain == kKernelDomain && !has_stages(node) &&
          (node.op_type.rfind("Elemwise_", 0) == 0 || node.op_type.rfind("ScalarLoop_", 0) == 0);
 }
 
@@ -188,7 +190,7 @@ void set_input_axes(Node& node, const std::vector<std::optional<std::vector<int6
 bool fold_axis_views_into_kernels(Graph& graph) {
   bool changed = false;
   for (Node* node : graph.nodes()) {
-    if (node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0) continue;
+    if (!is_elementwise_kernel(*node) || node->op_type.rfind("Elemwise_", 0) != 0) continue;
     const std::optional<size_t> rank = output_rank(*node);
     if (!rank) continue;
     std::vector<std::optional<std::vector<int64_t>>> views(node->inputs.size());

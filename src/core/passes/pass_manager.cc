@@ -7,6 +7,7 @@
 #include "fold_constants.h"
 #include "fold_into_kernels.h"
 #include "fold_transposes_into_kernels.h"
+#include "merge_kernel_stages.h"
 
 namespace pytensor_onnx {
 
@@ -49,6 +50,8 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     if (!changed) break;
     ++sweeps;
   }
+  // (Last: the folds above read one-stage nodes.)
+  if (options.merge_kernel_stages && merge_kernel_stages(graph)) eliminate_dead_nodes(graph);
   return sweeps;
 }
 

@@ -7,6 +7,8 @@ struct PassOptions {
   bool fold_constants = true;
   bool cse = true;
   int max_iterations = 10;
+  // Elemwise kernel nodes merged into nodes of several stages (merge_kernel_stages.h).
+  bool merge_kernel_stages = true;
   // The model's functions: CSE merges calls of the pure ones.
   const FunctionLibrary* functions = nullptr;
 };
