@@ -444,6 +444,25 @@ def test_malformed_stages_fail_the_session(changes, message):
         _staged_node_session(**changes)
 
 
+def test_a_program_output_of_another_dtype_than_the_node_fails_the_session():
+    # ONNX Runtime allocates an Elemwise_float64 node's outputs as float64: a
+    # program writing int64 or bool there would write past or beside them.
+    from onnx import TensorProto, helper
+
+    for program, register in [("Cast int64 0", 1), ("Const float64 0.0;GT bool 0 1", 2)]:
+        node = helper.make_node("Elemwise_float64", ["v"], ["y"], domain=kernels.DOMAIN, input_dtypes="float64",
+                                program=program, output_registers=[register])
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("v", TensorProto.DOUBLE, [None])],
+                                  [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None])])
+        model = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+        )
+        options = ort.SessionOptions()
+        kernels.register(options)
+        with pytest.raises(Exception, match="program output into output 0, a float64 tensor"):
+            ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
 def test_kernels_off_gives_the_portable_graph(monkeypatch):
     x = pt.vector("x")
     out = pt.gammaln(x) + 1
