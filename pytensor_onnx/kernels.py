@@ -281,7 +281,10 @@ def elemwise_stages(node) -> list[dict]:
     attributes by their one-program names (``program``, ``input_axes``, ...)
     with ``sources`` (per program input: node input k, or ``-(g + 1)`` for
     output g of the stages, numbered across them) and ``destinations`` (per
-    program output: the node output, or -1 where only later stages read it)."""
+    program output: the node output, or -1 where only later stages read it).
+    A stage that reduces its one input (a ReduceSum or Reduce node merged in)
+    has ``reduce`` ("sum", "max" or "min"), ``axes`` and ``keepdims`` instead
+    of a program."""
     import onnx
 
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
@@ -294,7 +297,8 @@ def elemwise_stages(node) -> list[dict]:
         stage, base = (int(match.group(2)), match.group(1)) if match else (0, name)
         stages[stage][base] = value.decode() if isinstance(value, bytes) else value
     for stage in stages:
-        n_in, n_out = len(stage["input_dtypes"].split()), len(stage["output_registers"])
+        # (A reduction stage, attribute reduce: one input, one output.)
+        n_in, n_out = len(stage["input_dtypes"].split()), len(stage.get("output_registers", [0]))
         if count == 1 and not sources:
             stage["sources"], stage["destinations"] = list(range(n_in)), list(range(n_out))
         else:

@@ -8,6 +8,7 @@
 
 #include "constant_inputs.h"
 #include "evaluate.h"
+#include "reduce.h"
 #include "status.h"
 
 namespace pytensor_onnx::kernels {
@@ -174,6 +175,15 @@ std::vector<int64_t> optional_ints(const Ort::ConstKernelInfo& info, const char*
   }
 }
 
+// An optional string attribute of the node (empty when absent).
+std::string optional_string(const Ort::ConstKernelInfo& info, const char* name) {
+  try {
+    return info.GetAttribute<std::string>(name);
+  } catch (const Ort::Exception&) {
+    return {};
+  }
+}
+
 // An optional integer attribute of the node (`fallback` when absent).
 int64_t optional_int(const Ort::ConstKernelInfo& info, const char* name, int64_t fallback) {
   try {
@@ -259,9 +269,39 @@ std::string stage_attribute(const char* name, size_t s) {
   return s == 0 ? std::string(name) : std::string(name) + "_s" + std::to_string(s);
 }
 
+// A reduction stage (attribute `reduce`) of an Elemwise node.
+ElemwiseStage parse_reduce_stage(const Ort::ConstKernelInfo& info, size_t s, const std::string& reduce) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  ElemwiseStage stage;
+  using Reduce = ElemwiseStage::Reduce;
+  stage.reduce = reduce == "sum" ? Reduce::Sum : reduce == "max" ? Reduce::Max : reduce == "min" ? Reduce::Min : Reduce::None;
+  const DType dtype = dtype_from_name(info.GetAttribute<std::string>(name("input_dtypes").c_str()));
+  const bool valid = stage.reduce == Reduce::Sum ? dtype == DType::Float64
+                                                 : stage.reduce != Reduce::None &&
+                                                       (dtype == DType::Float64 || dtype == DType::Float32);
+  if (!valid) {
+    throw std::invalid_argument("attribute '" + name("reduce") + "' is '" + reduce + "' of " + dtype_name(dtype) +
+                                "; it must be 'sum' of float64, or 'max' or 'min' of float32 or float64");
+  }
+  stage.axes = info.GetAttributes<int64_t>(name("axes").c_str());
+  if (!std::is_sorted(stage.axes.begin(), stage.axes.end()) ||
+      std::adjacent_find(stage.axes.begin(), stage.axes.end()) != stage.axes.end() ||
+      (!stage.axes.empty() && (stage.axes.front() < 0 || stage.axes.back() >= kMaxRank))) {
+    throw std::invalid_argument("attribute '" + name("axes") + "' must be distinct axes in increasing order");
+  }
+  stage.keepdims = optional_int(info, name("keepdims").c_str(), 0) != 0;
+  stage.input_dtypes = {dtype};
+  stage.dim_of_input = {-1};
+  stage.input_axes.resize(1);
+  return stage;
+}
+
 // Stage `s` of an Elemwise node, from its attributes (without the wiring).
 ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  if (const std::string reduce = optional_string(info, name("reduce").c_str()); !reduce.empty()) {
+    return parse_reduce_stage(info, s, reduce);
+  }
   ElemwiseStage stage;
   const auto input_dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
   const auto program = info.GetAttribute<std::string>(name("program").c_str());
@@ -326,7 +366,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   size_t n_in = stages_[0].input_dtypes.size(), n_sources = 0, n_destinations = 0;
   for (const ElemwiseStage& stage : stages_) {
     n_sources += stage.input_dtypes.size();
-    n_destinations += stage.program.outputs.size();
+    n_destinations += stage.num_outputs();
   }
   if (wired) {
     n_in = kernel_info.GetInputCount();
@@ -336,7 +376,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
                                   " and " + std::to_string(n_destinations) + " entries (the stages' inputs and outputs)");
     }
   } else {
-    num_outputs_ = stages_[0].program.outputs.size();
+    num_outputs_ = stages_[0].num_outputs();
   }
   input_dtypes_.assign(n_in, std::nullopt);
   std::vector<DType> value_dtypes;
@@ -344,7 +384,6 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   size_t next_source = 0, next_destination = 0;
   for (size_t s = 0; s < stages_.size(); ++s) {
     ElemwiseStage& stage = stages_[s];
-    const Program& p = stage.program;
     stage.first_output = value_dtypes.size();
     auto fail = [s](const std::string& why) {
       throw std::invalid_argument("stage " + std::to_string(s) + " of the node " + why);
@@ -370,8 +409,8 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
         }
       }
     }
-    for (size_t j = 0; j < p.outputs.size(); ++j) {
-      const DType dtype = p.registers[static_cast<size_t>(p.outputs[j])];
+    for (size_t j = 0; j < stage.num_outputs(); ++j) {
+      const DType dtype = stage.output_dtype(j);
       const int64_t destination = wired ? destinations[next_destination++] : static_cast<int64_t>(j);
       stage.destinations.push_back(destination);
       value_dtypes.push_back(dtype);
@@ -458,11 +497,12 @@ void read_stage_input(const ElemwiseStage& stage, size_t i, const RunBuffers& ru
   const bool from_node = source >= 0;
   const ArrayArg& from = from_node ? run.node_inputs[static_cast<size_t>(source)]
                                    : run.values[static_cast<size_t>(-(source + 1))];
-  const std::string name = from_node ? "input " + std::to_string(source) : "an earlier stage's output";
+  // (Named only when failing: a string built on every run cost an allocation per input.)
+  auto name = [&] { return from_node ? "input " + std::to_string(source) : std::string("an earlier stage's output"); };
   arg.strides.clear();
   if (const int64_t axis = stage.dim_of_input[i]; axis >= 0) {
     if (static_cast<size_t>(axis) >= from.shape.size()) {
-      throw std::invalid_argument(name + " has rank " + std::to_string(from.shape.size()) +
+      throw std::invalid_argument(name() + " has rank " + std::to_string(from.shape.size()) +
                                   "; the node reads the size of its axis " + std::to_string(axis));
     }
     dim = from.shape[static_cast<size_t>(axis)];
@@ -473,10 +513,63 @@ void read_stage_input(const ElemwiseStage& stage, size_t i, const RunBuffers& ru
   // (An earlier stage's output has the dtype the program reads: checked when
   // the kernel was created.)
   if (from_node && run.node_dtypes[static_cast<size_t>(source)] != stage.input_dtypes[i]) {
-    throw std::invalid_argument(name + " is not of the program's dtype " + dtype_name(stage.input_dtypes[i]));
+    throw std::invalid_argument(name() + " is not of the program's dtype " + dtype_name(stage.input_dtypes[i]));
   }
   arg.data = from.data;
   arg.shape.assign(from.shape.begin(), from.shape.end());
+}
+
+// Memory for output `j` of `stage` (of `shape`, 0-d when `reduced`): the node
+// output it is, or the run's scratch memory where only later stages read it.
+void* stage_output(Ort::KernelContext& ctx, const ElemwiseStage& stage, size_t j, const std::vector<int64_t>& shape,
+                   bool reduced, RunBuffers& run) {
+  const size_t g = stage.first_output + j;
+  ArrayArg& value = run.values[g];
+  value.strides.clear();
+  if (reduced) value.shape.clear();
+  else value.shape.assign(shape.begin(), shape.end());
+  const int64_t destination = stage.destinations[j];
+  if (destination >= 0) {
+    value.data = ctx.GetOutput(static_cast<size_t>(destination), value.shape.data(), value.shape.size())
+                     .GetTensorMutableRawData();
+  } else {
+    size_t elements = 1;
+    for (int64_t d : value.shape) elements *= static_cast<size_t>(d);
+    const size_t bytes = elements * dtype_size(stage.output_dtype(j));
+    std::vector<double>& memory = run.scratch[g];
+    memory.resize((bytes + sizeof(double) - 1) / sizeof(double));
+    value.data = memory.data();
+  }
+  return const_cast<void*>(value.data);
+}
+
+// A reduction stage: its input (C-contiguous: a node input or an earlier
+// stage's output) over the stage's axes.
+void run_reduce_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
+  run.inputs.resize(1);
+  run.dims.resize(1);
+  read_stage_input(stage, 0, run, run.dims[0], run.inputs[0]);
+  const std::vector<int64_t>& in = run.inputs[0].shape;
+  if (!stage.axes.empty() && stage.axes.back() >= static_cast<int64_t>(in.size())) {
+    throw std::invalid_argument("axis " + std::to_string(stage.axes.back()) + " is out of range for an input of rank " +
+                                std::to_string(in.size()));
+  }
+  run.shape.clear();
+  for (size_t d = 0; d < in.size(); ++d) {
+    const bool reduced = std::binary_search(stage.axes.begin(), stage.axes.end(), static_cast<int64_t>(d));
+    if (!reduced) run.shape.push_back(in[d]);
+    else if (stage.keepdims) run.shape.push_back(1);
+  }
+  void* out = stage_output(ctx, stage, 0, run.shape, false, run);
+  const void* x = run.inputs[0].data;
+  using Reduce = ElemwiseStage::Reduce;
+  if (stage.reduce == Reduce::Sum) {
+    reduce_sum(static_cast<const double*>(x), in, stage.axes, static_cast<double*>(out));
+  } else if (stage.input_dtypes[0] == DType::Float64) {
+    reduce_max_min(static_cast<const double*>(x), in, stage.axes, stage.reduce == Reduce::Max, static_cast<double*>(out));
+  } else {
+    reduce_max_min(static_cast<const float*>(x), in, stage.axes, stage.reduce == Reduce::Max, static_cast<float*>(out));
+  }
 }
 
 }  // namespace
@@ -491,10 +584,14 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   }
   const ParallelFor parallel = pool_of(ctx);
   const ElemwiseStage& last = stages_.back();
-  const size_t n_values = last.first_output + last.program.outputs.size();
+  const size_t n_values = last.first_output + last.num_outputs();
   run.values.resize(n_values);
   if (run.scratch.size() < n_values) run.scratch.resize(n_values);
   for (const ElemwiseStage& stage : stages_) {
+    if (stage.reduce != ElemwiseStage::Reduce::None) {
+      run_reduce_stage(ctx, stage, run);
+      continue;
+    }
     const Program& p = stage.program;
     const size_t n_args = stage.input_dtypes.size();
     run.inputs.resize(n_args);
@@ -512,24 +609,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
     run.outputs.clear();
     for (size_t j = 0; j < p.outputs.size(); ++j) {
       const bool reduced = j < p.reductions.size() && p.reductions[j] != Reduction::None;
-      const size_t g = stage.first_output + j;
-      ArrayArg& value = run.values[g];
-      value.strides.clear();
-      if (reduced) value.shape.clear();
-      else value.shape.assign(run.shape.begin(), run.shape.end());
-      const int64_t destination = stage.destinations[j];
-      if (destination >= 0) {
-        value.data = ctx.GetOutput(static_cast<size_t>(destination), value.shape.data(), value.shape.size())
-                         .GetTensorMutableRawData();
-      } else {
-        size_t elements = 1;
-        for (int64_t d : value.shape) elements *= static_cast<size_t>(d);
-        const size_t bytes = elements * dtype_size(p.registers[static_cast<size_t>(p.outputs[j])]);
-        std::vector<double>& memory = run.scratch[g];
-        memory.resize((bytes + sizeof(double) - 1) / sizeof(double));
-        value.data = memory.data();
-      }
-      run.outputs.push_back(const_cast<void*>(value.data));
+      run.outputs.push_back(stage_output(ctx, stage, j, run.shape, reduced, run));
     }
     evaluate(p, run.inputs, run.shape, run.outputs, &parallel);
   }

@@ -26,6 +26,14 @@ namespace pytensor_onnx::kernels {
 // (attribute `stages`, passes/merge_kernel_stages.h in the core): a later
 // stage reads what earlier ones wrote without ONNX Runtime seeing it.
 struct ElemwiseStage {
+  // A stage that reduces its one input over `axes` instead of running a
+  // program (attribute `reduce`: "sum", "max" or "min", with `axes` and
+  // `keepdims`): the core merges ReduceSum and Reduce kernel nodes so.
+  enum class Reduce { None, Sum, Max, Min };
+  Reduce reduce = Reduce::None;
+  std::vector<int64_t> axes;  // distinct, in increasing order
+  bool keepdims = false;
+
   Program program;
   int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes;
@@ -43,6 +51,11 @@ struct ElemwiseStage {
   // Per program output: the node output it is, or -1 (read by later stages only).
   std::vector<int64_t> destinations;
   size_t first_output = 0;  // the number of its first output across stages
+
+  size_t num_outputs() const { return reduce != Reduce::None ? 1 : program.outputs.size(); }
+  DType output_dtype(size_t j) const {
+    return reduce != Reduce::None ? input_dtypes[0] : program.registers[static_cast<size_t>(program.outputs[j])];
+  }
 };
 
 class ElemwiseKernel {

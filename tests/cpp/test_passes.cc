@@ -491,6 +491,13 @@ TEST(FoldIntoKernels, OtherReadsOfAShapeStay) {
 }
 
 
+// A value's static sizes (-1 for an unknown dim).
+std::vector<int64_t> sizes_of(const Value* v) {
+  std::vector<int64_t> out;
+  for (const Dim& d : v->shape.value()) out.push_back(d.is_known() ? d.size : -1);
+  return out;
+}
+
 // An Elemwise kernel node of one program: exp of its first input plus the
 // others, one output of `dtype` (GT 0 for a bool node).
 Value* program_node(GraphBuilder& g, std::vector<Value*> inputs, DType dtype = DType::Float64) {
@@ -620,6 +627,82 @@ TEST(MergeKernelStages, NodesOfASubgraphMergeOnlyWithEachOther) {
   EXPECT_EQ(next->producer->attrs.get_int("stages", 0), 2);
   EXPECT_EQ(count(g.graph(), "Elemwise_float64"), 2u);  // the Loop reads outer, before after
   EXPECT_NE(outer->producer, after->producer);
+}
+
+// A later node whose other inputs exist before the earlier one runs in the
+// earlier one's place, where a reader of the earlier one's output lies
+// between them (the shape check of an empty max in PyTensor's graphs).
+TEST(MergeKernelStages, ALaterNodeRunsInTheEarlierOnesPlaceWhenItsInputsAllow) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n")}));
+  Value* y = g.input("y", DType::Float64, sym({Dim::named("n")}));
+  Value* a = program_node(g, {x});
+  Value* size = g.op1("Shape", {a});
+  Value* b = program_node(g, {a, y});
+  g.output(size, "size");
+  g.output(b, "b");
+  optimize_graph(g.graph());
+  ASSERT_EQ(count(g.graph(), "Elemwise_float64"), 1u);
+  const Node* node = b->producer;
+  EXPECT_EQ(a->producer, node);  // read by the Shape: an output of the merged node
+  EXPECT_EQ(g.graph().nodes().front(), node);  // in a's place, before the Shape
+  EXPECT_EQ(*node->attrs.get_ints("stage_outputs"), (std::vector<int64_t>{0, 1}));
+}
+
+// ONNX's ReduceSum of float64 over constant axes, and the Reduce kernel, are
+// reduction stages (attributes reduce, axes, keepdims); a ReduceSum that
+// takes earlier stages becomes an Elemwise node.
+TEST(MergeKernelStages, ReductionsAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n"), Dim::known(3)}));
+  Value* a = program_node(g, {x});
+  Value* sum = g.op1("ReduceSum", {a, g.int64s({-2})}, {{"keepdims", int64_t{0}}});
+  Value* max = g.op("Reduce_float64", {a}, {{"reduction", std::string("max")}, {"axes", std::vector<int64_t>{1}},
+                                             {"keepdims", int64_t{1}}}, 1, kKernelDomain)[0];
+  Value* everything = g.op1("ReduceSum", {a});  // no axes: all of them
+  g.output(sum, "sum");
+  g.output(max, "max");
+  g.output(everything, "everything");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Node* node = sum->producer;
+  EXPECT_EQ(node->op_type, "Elemwise_float64");
+  EXPECT_EQ(node->domain, kKernelDomain);
+  EXPECT_EQ(node->attrs.get_int("stages", 0), 4);
+  EXPECT_EQ(node->attrs.get_string("reduce_s1"), std::optional<std::string>("sum"));
+  EXPECT_EQ(*node->attrs.get_ints("axes_s1"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(node->attrs.get_int("keepdims_s1", -1), 0);
+  EXPECT_EQ(node->attrs.get_string("reduce_s2"), std::optional<std::string>("max"));
+  EXPECT_EQ(*node->attrs.get_ints("axes_s3"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(*node->attrs.get_ints("stage_inputs"), (std::vector<int64_t>{0, -1, -1, -1}));
+  // The shapes, inferred again from the stages.
+  for (Value* out : node->outputs) out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  EXPECT_EQ(sizes_of(sum), (std::vector<int64_t>{3}));
+  EXPECT_EQ(sizes_of(max), (std::vector<int64_t>{-1, 1}));
+  EXPECT_EQ(sizes_of(everything), (std::vector<int64_t>{1, 1}));  // (keepdims is 1 unless given)
+}
+
+// Reductions the kernel cannot take stay ONNX's: axes known only at run
+// time, an empty axes list with noop_with_empty_axes, a float32 sum; and two
+// ReduceSums alone (no kernel node) are not merged.
+TEST(MergeKernelStages, OtherReductionsStayNodes) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({2, 3}));
+  Value* f = g.input("f", DType::Float32, shape_of_sizes({2, 3}));
+  Value* z = g.input("z", DType::Float64, shape_of_sizes({2, 3}));
+  Value* axes = g.input("axes", DType::Int64, shape_of_sizes({1}));
+  Value* a = program_node(g, {x});
+  g.output(g.op1("ReduceSum", {a, axes}), "run_time_axes");
+  g.output(g.op1("ReduceSum", {a}, {{"noop_with_empty_axes", int64_t{1}}}), "noop");
+  g.output(g.op1("ReduceSum", {z, g.int64s({0})}), "alone_0");
+  g.output(g.op1("ReduceSum", {z, g.int64s({1})}), "alone_1");
+  g.output(g.op1("ReduceSum", {f, g.int64s({1})}), "float32");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "ReduceSum"), 5u);
+  EXPECT_EQ(count(g.graph(), "Elemwise_float64"), 1u);
 }
 
 TEST(MergeKernelStages, MalformedWiringIsRefusedWhenBuilt) {

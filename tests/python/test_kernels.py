@@ -444,6 +444,74 @@ def test_malformed_stages_fail_the_session(changes, message):
         _staged_node_session(**changes)
 
 
+@pytest.mark.parametrize("shape, axis", [((5, 7), 0), ((5, 7), 1), ((300, 40), 0), ((300, 40), -1), ((1, 9), 0),
+                                         ((0, 3), 0), ((0, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), (0, 2)),
+                                         ((2, 3, 4), (1, 2))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sums_and_maxima_over_some_axes_are_stages_of_the_kernel_node(rng, shape, axis, keepdims):
+    # A sum over some axes (ONNX's ReduceSum) and a max or min (the Reduce
+    # kernel) of a fused expression run as reduction stages of its node
+    # (src/core/passes/merge_kernel_stages.h): NumPy's order for 2-d arrays
+    # (pairwise along a reduced innermost axis, row after row otherwise, so
+    # the same bits as np.add.reduce), NaN and -0.0 as NumPy has them.
+    y = pt.tensor("y", shape=(None,) * len(shape))
+    doubled = y * 2.0 + 1.0  # (a fused expression: an Elemwise kernel node)
+    outputs = [doubled.sum(axis=axis, keepdims=keepdims), pt.exp(doubled.max(axis=axis, keepdims=keepdims)) * 3.0]
+    value = rng.normal(size=shape)
+    if value.size:
+        value.flat[0] = -0.0
+    if value.size > 4:
+        value.flat[4] = np.nan
+    if 0 in shape:
+        # (The max and min of an empty set raise, in PyTensor and here.)
+        outputs = outputs[:1]
+    fn, results = compare_onnx_and_py([y], outputs, [value])
+    types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert "ReduceSum" not in types and "Reduce_float64" not in types, types
+    assert {"sum", "max"} & {s.get("reduce") for s in stages(fn)} == ({"sum"} if 0 in shape else {"sum", "max"})
+    want = np.add.reduce(value * 2.0 + 1.0, axis=axis, keepdims=keepdims)
+    if len(shape) == 2:
+        np.testing.assert_array_equal(results[0], want)
+        assert np.array_equal(np.signbit(results[0]), np.signbit(want))
+    else:
+        np.testing.assert_allclose(results[0], want, rtol=1e-14)
+
+
+def _reduction_node_session(dtype="float64", **attrs):
+    # A hand-made Elemwise node of one reduction stage (attribute reduce).
+    from onnx import TensorProto, helper
+
+    tensor_type = TensorProto.DOUBLE if dtype == "float64" else TensorProto.FLOAT
+    node = helper.make_node(f"Elemwise_{dtype}", ["x"], ["y"], domain=kernels.DOMAIN, input_dtypes=dtype, **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", tensor_type, None)],
+                              [helper.make_tensor_value_info("y", tensor_type, None)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+    )
+    options = ort.SessionOptions()
+    kernels.register(options)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def test_a_reduction_stage_checks_its_attributes_and_its_input(rng):
+    session = _reduction_node_session(reduce="sum", axes=[1], keepdims=1)
+    x = rng.normal(size=(4, 37))
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0], np.add.reduce(x, axis=1, keepdims=True))
+    with pytest.raises(Exception, match="axis 1 is out of range for an input of rank 1"):
+        session.run(None, {"x": x[0]})
+    maxima = _reduction_node_session("float32", reduce="max", axes=[0])
+    values = np.array([[1.0, np.nan], [3.0, 2.0]], dtype=np.float32)
+    np.testing.assert_array_equal(maxima.run(None, {"x": values})[0], np.max(values, axis=0))
+    for dtype, attrs, message in [
+        ("float64", dict(reduce="prod", axes=[0]), "'reduce' is 'prod' of float64; it must be 'sum' of float64"),
+        ("float32", dict(reduce="sum", axes=[0]), "'reduce' is 'sum' of float32"),
+        ("float64", dict(reduce="sum", axes=[1, 0]), "'axes' must be distinct axes in increasing order"),
+        ("float64", dict(reduce="min", axes=[-1]), "'axes' must be distinct axes in increasing order"),
+    ]:
+        with pytest.raises(Exception, match=message):
+            _reduction_node_session(dtype, **attrs)
+
+
 def test_a_program_output_of_another_dtype_than_the_node_fails_the_session():
     # ONNX Runtime allocates an Elemwise_float64 node's outputs as float64: a
     # program writing int64 or bool there would write past or beside them.
@@ -570,13 +638,14 @@ def test_a_sum_of_a_fused_output_is_part_of_its_kernel_node(rng):
     outputs = [
         terms.sum(),                       # fused
         pt.log1p(pt.exp(x)).sum(axis=0),   # all axes: fused
-        (y**2 + pt.sin(y)).sum(axis=1),    # part of the axes: a ReduceSum
+        (y**2 + pt.sin(y)).sum(axis=1),    # part of the axes: a reduction stage of a node
         pt.exp(x) * 3,                     # an array output of the same node
     ]
     values = [rng.normal(size=1000), rng.normal(size=(3, 4))]
     fn, results = compare_onnx_and_py([x, y], outputs, values)
     types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
-    assert types.count("ReduceSum") == 1, types
+    assert "ReduceSum" not in types, types
+    assert [s["reduce"] for s in stages(fn) if "reduce" in s] == ["sum"]
     default = pytensor.function([x, y], outputs, mode=pytensor.compile.mode.get_default_mode())
     for got, want in zip(results, default(*values), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-14)

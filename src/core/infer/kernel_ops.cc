@@ -167,6 +167,19 @@ size_t words(const std::string& text) {
 // is padded with 1s.
 std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, const std::vector<const Shape*>& inputs,
                                             size_t n_outputs) {
+  if (node.attrs.has(stage_attribute("reduce", stage))) {  // a reduction stage (merge_kernel_stages.h)
+    const Shape* in = inputs.empty() ? nullptr : inputs[0];
+    if (!in || !*in) return {std::nullopt};
+    const std::vector<int64_t> axes = node.attrs.get_ints(stage_attribute("axes", stage)).value_or(std::vector<int64_t>{});
+    const bool keepdims = node.attrs.get_int(stage_attribute("keepdims", stage), 0) != 0;
+    std::vector<Dim> dims;
+    for (size_t d = 0; d < (*in)->size(); ++d) {
+      const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+      if (!reduced) dims.push_back((**in)[d]);
+      else if (keepdims) dims.push_back(Dim::known(1));
+    }
+    return {Shape(dims)};
+  }
   const int64_t rank = node.attrs.get_int(stage_attribute("rank", stage), -1);
   // The output is padded to `rank` dims: an attribute of 2**40 allocated them.
   if (rank > infer::kMaxInferredRank) {
@@ -210,7 +223,8 @@ std::string stage_attribute(const std::string& name, size_t stage) {
 const std::vector<std::string>& stage_attribute_names() {
   static const std::vector<std::string> names = {"program",    "input_dtypes", "output_registers",
                                                  "output_reductions", "sum_chunk", "rank",
-                                                 "strict_axes", "dim_inputs",  "input_axes"};
+                                                 "strict_axes", "dim_inputs",  "input_axes",
+                                                 "reduce",     "axes",         "keepdims"};
   return names;
 }
 
@@ -219,6 +233,7 @@ size_t stage_input_count(const Node& node, size_t stage) {
 }
 
 size_t stage_output_count(const Node& node, size_t stage) {
+  if (node.attrs.has(stage_attribute("reduce", stage))) return 1;
   return node.attrs.get_ints(stage_attribute("output_registers", stage)).value_or(std::vector<int64_t>{}).size();
 }
 

@@ -1,11 +1,13 @@
 #include "merge_kernel_stages.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "../infer/common.h"
 #include "../kernel_ops.h"
 
 namespace pytensor_onnx {
@@ -21,15 +23,68 @@ struct Stage {
   std::vector<int64_t> destinations;  // per program output: node output j, or -1
 };
 
-bool is_elemwise_kernel(const Node* node, const std::unordered_set<std::string>& subgraph_reads) {
-  if (!node || node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0 || node->outputs.empty()) {
-    return false;
+bool is_elemwise_kernel(const Node& node) {
+  return node.domain == kKernelDomain && node.op_type.rfind("Elemwise_", 0) == 0;
+}
+
+// A reduction as a stage (attributes reduce, axes, keepdims, input_dtypes)
+// of the node: ONNX's ReduceSum of float64 over constant axes of an input of
+// known rank, or the kernel library's Reduce (max, min); nullopt for others.
+std::optional<Stage> reduction_stage(const Node& node) {
+  const Value* in = node.input(0);
+  if (!in || !in->rank() || node.outputs.size() != 1) return std::nullopt;
+  const auto rank = static_cast<int64_t>(*in->rank());
+  std::vector<int64_t> axes;
+  std::string reduce;
+  if (node.domain.empty() && node.op_type == "ReduceSum" && in->dtype == DType::Float64) {
+    const std::optional<std::vector<int64_t>> given = infer::axes_of(node);
+    if (node.input(1) && !given) return std::nullopt;  // axes known only at run time
+    axes = given.value_or(std::vector<int64_t>{});
+    if (axes.empty()) {
+      if (node.attrs.get_int("noop_with_empty_axes", 0) != 0) return std::nullopt;
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    for (int64_t& axis : axes) {
+      if (axis < -rank || axis >= rank) return std::nullopt;
+      if (axis < 0) axis += rank;
+    }
+    reduce = "sum";
+  } else if (node.domain == kKernelDomain && (node.op_type == "Reduce_float64" || node.op_type == "Reduce_float32")) {
+    reduce = node.attrs.get_string("reduction").value_or("");
+    axes = node.attrs.get_ints("axes").value_or(std::vector<int64_t>{});
+    if (reduce != "max" && reduce != "min") return std::nullopt;
+  } else {
+    return std::nullopt;
   }
-  if (std::find(node->inputs.begin(), node->inputs.end(), nullptr) != node->inputs.end()) return false;
-  // (A node of one program whose attributes do not match its inputs and
-  // outputs is left for the kernel to refuse.)
-  if (!has_stages(*node) &&
-      (stage_input_count(*node, 0) != node->inputs.size() || stage_output_count(*node, 0) != node->outputs.size())) {
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end() ||
+      std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return a < 0 || a >= rank; })) {
+    return std::nullopt;
+  }
+  Stage stage;
+  stage.attrs.set("reduce", reduce);
+  stage.attrs.set("axes", axes);
+  stage.attrs.set("keepdims", node.attrs.get_int("keepdims", 1));
+  stage.attrs.set("input_dtypes", dtype_name(in->dtype));
+  stage.sources = {0};
+  stage.destinations = {0};
+  return stage;
+}
+
+// Whether `node` can be a stage of a merged node: an Elemwise kernel node
+// (of one program whose attributes match its inputs and outputs, or of
+// stages), or a reduction (reduction_stage).
+bool is_stage_node(const Node* node, const std::unordered_set<std::string>& subgraph_reads) {
+  if (!node || node->outputs.empty()) return false;
+  if (is_elemwise_kernel(*node)) {
+    if (std::find(node->inputs.begin(), node->inputs.end(), nullptr) != node->inputs.end()) return false;
+    // (A node of one program whose attributes do not match its inputs and
+    // outputs is left for the kernel to refuse.)
+    if (!has_stages(*node) &&
+        (stage_input_count(*node, 0) != node->inputs.size() || stage_output_count(*node, 0) != node->outputs.size())) {
+      return false;
+    }
+  } else if (!reduction_stage(*node)) {
     return false;
   }
   // (A subgraph reads by name, outside the users lists the order check reads.)
@@ -37,9 +92,12 @@ bool is_elemwise_kernel(const Node* node, const std::unordered_set<std::string>&
                       [&](const Value* out) { return subgraph_reads.count(out->name) > 0; });
 }
 
-size_t stage_count(const Node& node) { return static_cast<size_t>(std::max<int64_t>(1, node.attrs.get_int("stages", 1))); }
+size_t stage_count(const Node& node) {
+  return is_elemwise_kernel(node) ? static_cast<size_t>(std::max<int64_t>(1, node.attrs.get_int("stages", 1))) : 1;
+}
 
 std::vector<Stage> stages_of(const Node& node) {
+  if (!is_elemwise_kernel(node)) return {*reduction_stage(node)};
   const bool wired = has_stages(node);
   const std::vector<int64_t> sources = node.attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> destinations = node.attrs.get_ints("stage_outputs").value_or(std::vector<int64_t>{});
@@ -80,25 +138,36 @@ bool read_elsewhere(const Graph& graph, const Value* value, const Node& late) {
          std::any_of(value->users.begin(), value->users.end(), [&](const Node* user) { return user != &late; });
 }
 
-// Whether `early` (before `late`) can run as stages of `late`, in late's
-// place: its other readers come after late, and what they read has late's dtype.
-bool can_merge(const Graph& graph, const Node& early, const Node& late,
-               const std::unordered_map<const Node*, size_t>& position) {
-  if (stage_count(early) + stage_count(late) > kMaxStages) return false;
-  const size_t at = position.at(&late);
+// Where the node that runs `early`'s stages then `late`'s can go: in late's
+// place, where early's other readers come after late; or in early's, where
+// late's other inputs are made before early. Either way what others read must
+// have late's dtype (the merged node's).
+enum class Place { Nowhere, AtLate, AtEarly };
+
+Place placement(const Graph& graph, const Node& early, const Node& late,
+                const std::unordered_map<const Node*, size_t>& position) {
+  if (stage_count(early) + stage_count(late) > kMaxStages) return Place::Nowhere;
   const DType dtype = late.outputs[0]->dtype;
+  bool at_late = true;
   for (const Value* out : early.outputs) {
     for (const Node* user : out->users) {
       if (user == &late) continue;
       const auto it = position.find(user);
-      if (it == position.end() || it->second < at) return false;
+      if (it == position.end() || it->second < position.at(&late)) at_late = false;
     }
-    if (read_elsewhere(graph, out, late) && out->dtype != dtype) return false;
+    if (read_elsewhere(graph, out, late) && out->dtype != dtype) return Place::Nowhere;
   }
-  return true;
+  if (at_late) return Place::AtLate;
+  for (const Value* in : late.inputs) {
+    if (!in->producer || in->producer == &early) continue;
+    // (A producer of another graph, an enclosing one's, comes before this graph's nodes.)
+    const auto it = position.find(in->producer);
+    if (it != position.end() && it->second > position.at(&early)) return Place::Nowhere;
+  }
+  return Place::AtEarly;
 }
 
-void merge_into(Graph& graph, Node& early, Node& late) {
+void merge(Graph& graph, Node& early, Node& late, Place place) {
   std::vector<Stage> stages = stages_of(early);
   std::vector<Stage> later = stages_of(late);
   std::vector<Value*> inputs, outputs;
@@ -146,29 +215,41 @@ void merge_into(Graph& graph, Node& early, Node& late) {
     }
     stages.push_back(std::move(stage));
   }
-  for (Value* in : late.inputs) {
-    const auto it = std::find(in->users.begin(), in->users.end(), &late);
-    if (it != in->users.end()) in->users.erase(it);
-  }
-  late.inputs = inputs;
-  for (Value* in : inputs) in->users.push_back(&late);
-  std::vector<Value*> left;  // early's outputs only late read: now inside it
-  for (Value* out : early.outputs) {
-    if (std::find(outputs.begin(), outputs.end(), out) == outputs.end()) left.push_back(out);
-  }
-  for (Value* out : outputs) out->producer = &late;
-  late.outputs = outputs;
-  early.outputs = left;
-  late.attrs = stage_attributes(stages);
   // A node with strict axes is named after the check that raises its
   // failures (pytensor_onnx.dispatch.kernel): the merged node fails as it did.
-  const bool early_checks = std::any_of(stages.begin(), stages.end() - static_cast<long>(later.size()),
-                                        [](const Stage& s) { return s.attrs.has("strict_axes"); });
-  const bool late_checks = std::any_of(stages.end() - static_cast<long>(later.size()), stages.end(),
-                                       [](const Stage& s) { return s.attrs.has("strict_axes"); });
-  std::string name = early_checks && !late_checks ? early.name : late.name;
-  graph.remove_node(&early);
-  late.name = std::move(name);
+  auto checks = [](auto first, auto last) {
+    return std::any_of(first, last, [](const Stage& s) { return s.attrs.has("strict_axes"); });
+  };
+  const auto split = stages.end() - static_cast<long>(later.size());
+  std::string name = checks(stages.begin(), split) && !checks(split, stages.end()) ? early.name : late.name;
+  const DType dtype = late.outputs[0]->dtype;
+  Node& host = place == Place::AtEarly ? early : late;
+  Node& gone = place == Place::AtEarly ? late : early;
+  for (Value* in : host.inputs) {
+    const auto it = std::find(in->users.begin(), in->users.end(), &host);
+    if (it != in->users.end()) in->users.erase(it);
+  }
+  host.inputs = inputs;
+  for (Value* in : inputs) in->users.push_back(&host);
+  // Early's outputs only late read: now inside the merged node.
+  std::vector<Value*> inside;
+  for (Value* out : early.outputs) {
+    if (std::find(outputs.begin(), outputs.end(), out) == outputs.end()) inside.push_back(out);
+  }
+  for (Value* out : outputs) out->producer = &host;
+  host.outputs = outputs;
+  if (place == Place::AtEarly) {
+    for (Value* out : inside) out->producer = nullptr;  // (left for the dead-node pass)
+    gone.outputs.clear();
+  } else {
+    gone.outputs = inside;
+  }
+  host.attrs = stage_attributes(stages);
+  // (A reduction that takes other stages becomes the Elemwise node of its dtype.)
+  host.op_type = "Elemwise_" + dtype_name(dtype);
+  host.domain = kKernelDomain;
+  graph.remove_node(&gone);
+  host.name = std::move(name);
 }
 
 }  // namespace
@@ -180,8 +261,9 @@ bool merge_kernel_stages(Graph& graph) {
   bool changed = false;
   // (Merged nodes go before the node that takes them, which this walk has passed.)
   for (Node* late : graph.nodes()) {
-    if (!is_elemwise_kernel(late, subgraph_reads)) continue;
-    for (bool merged = true; merged;) {
+    if (!is_stage_node(late, subgraph_reads)) continue;
+    // (Until late is merged into an earlier node, in its place.)
+    for (bool merged = true, gone = false; merged && !gone;) {
       merged = false;
       // Early nodes that make late's inputs, or read one of them too.
       std::vector<Node*> candidates;
@@ -193,12 +275,17 @@ bool merge_kernel_stages(Graph& graph) {
         // (A subgraph's nodes read enclosing values directly: readers of an
         // input may be nodes of another graph.)
         const auto at = position.find(early);
+        // (Two reductions alone stay ONNX's: an Elemwise node of the kernel
+        // library is already there, its domain imported.)
         if (early == late || at == position.end() || at->second > position.at(late) ||
-            !is_elemwise_kernel(early, subgraph_reads) || !can_merge(graph, *early, *late, position)) {
+            !is_stage_node(early, subgraph_reads) || (!is_elemwise_kernel(*early) && !is_elemwise_kernel(*late))) {
           continue;
         }
-        merge_into(graph, *early, *late);
+        const Place place = placement(graph, *early, *late, position);
+        if (place == Place::Nowhere) continue;
+        merge(graph, *early, *late, place);
         changed = merged = true;
+        gone = place == Place::AtEarly;
         break;
       }
     }
