@@ -262,16 +262,8 @@ def test_a_kernel_node_refuses_to_squeeze_an_axis_that_is_not_1():
         "Elemwise_float64", ["v"], ["y"], domain=kernels.DOMAIN,
         input_dtypes="float64", program="Neg float64 0", output_registers=[1], rank=0,
     )
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("v", TensorProto.DOUBLE, [None])],
-        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [])],
-    )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
-    )
-    options = ort.SessionOptions()
-    kernels.register(options)
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = _kernel_session([node], [helper.make_tensor_value_info("v", TensorProto.DOUBLE, [None])],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [])])
     assert session.run(None, {"v": np.array([2.5])})[0] == -2.5
     with pytest.raises(Exception, match=r"input 0 of shape \(2,\) cannot be squeezed to rank 0"):
         session.run(None, {"v": np.array([1.0, 2.0])})
@@ -309,6 +301,20 @@ def test_dimshuffles_are_read_as_views(rng, size):
     assert {"Transpose", "Unsqueeze", "Squeeze"} <= exported
 
 
+def _kernel_session(nodes, inputs, outputs):
+    # A session of hand-made nodes (the kernel library registered): inputs
+    # and outputs as onnx.helper value infos.
+    from onnx import helper
+
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+    )
+    options = ort.SessionOptions()
+    kernels.register(options)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
 def _one_kernel_node_session(inputs, output_rank, node_inputs=None, **attrs):
     # A session of one hand-made Elemwise_float64 node reading `inputs`
     # (name -> rank, None: any; the node's inputs `node_inputs`, by default
@@ -321,18 +327,12 @@ def _one_kernel_node_session(inputs, output_rank, node_inputs=None, **attrs):
         "Elemwise_float64", names, ["y"], domain=kernels.DOMAIN, input_dtypes=" ".join(["float64"] * len(names)),
         program=program, output_registers=[2 * len(names) - 2], **attrs,
     )
-    graph = helper.make_graph(
-        [node], "g",
+    return _kernel_session(
+        [node],
         [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None if r is None else [None] * r)
          for n, r in inputs.items()],
         [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None] * output_rank)],
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
-    )
-    options = ort.SessionOptions()
-    kernels.register(options)
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
 def test_a_view_refuses_what_its_dimshuffle_would(rng):
@@ -395,19 +395,14 @@ def _staged_node_session(**changes):
     attrs.update(changes)
     node = helper.make_node("Elemwise_float64", ["x", "y"], ["s", "z"], domain=kernels.DOMAIN,
                             **{k: v for k, v in attrs.items() if v is not None})
-    graph = helper.make_graph(
-        [node], "g",
+    session = _kernel_session(
+        [node],
         [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None]),
          helper.make_tensor_value_info("y", TensorProto.DOUBLE, [])],
         [helper.make_tensor_value_info("s", TensorProto.DOUBLE, []),
          helper.make_tensor_value_info("z", TensorProto.DOUBLE, [None])],
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
-    )
-    options = ort.SessionOptions()
-    kernels.register(options)
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]), node
+    return session, node
 
 
 def test_a_node_of_stages_runs_them_in_order(rng):
@@ -483,14 +478,8 @@ def _reduction_node_session(dtype="float64", **attrs):
 
     tensor_type = TensorProto.DOUBLE if dtype == "float64" else TensorProto.FLOAT
     node = helper.make_node(f"Elemwise_{dtype}", ["x"], ["y"], domain=kernels.DOMAIN, input_dtypes=dtype, **attrs)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", tensor_type, None)],
-                              [helper.make_tensor_value_info("y", tensor_type, None)])
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
-    )
-    options = ort.SessionOptions()
-    kernels.register(options)
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return _kernel_session([node], [helper.make_tensor_value_info("x", tensor_type, None)],
+                           [helper.make_tensor_value_info("y", tensor_type, None)])
 
 
 def test_a_reduction_stage_checks_its_attributes_and_its_input(rng):
@@ -520,15 +509,9 @@ def test_a_program_output_of_another_dtype_than_the_node_fails_the_session():
     for program, register in [("Cast int64 0", 1), ("Const float64 0.0;GT bool 0 1", 2)]:
         node = helper.make_node("Elemwise_float64", ["v"], ["y"], domain=kernels.DOMAIN, input_dtypes="float64",
                                 program=program, output_registers=[register])
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("v", TensorProto.DOUBLE, [None])],
-                                  [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None])])
-        model = helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
-        )
-        options = ort.SessionOptions()
-        kernels.register(options)
         with pytest.raises(Exception, match="program output into output 0, a float64 tensor"):
-            ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            _kernel_session([node], [helper.make_tensor_value_info("v", TensorProto.DOUBLE, [None])],
+                            [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None])])
 
 
 def test_kernels_off_gives_the_portable_graph(monkeypatch):

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "evaluate.h"
 #include "reduce.h"
 
 namespace pytensor_onnx::kernels {
@@ -76,6 +77,35 @@ TEST(KernelReduce, Float32) {
   reduce_max_min(x.data(), {2, 2}, {1}, false, out.data());
   EXPECT_EQ(out[0], -2.0f);
   EXPECT_TRUE(std::isnan(out[1]));
+}
+
+// Sums over some axes (a reduction stage of an Elemwise node): NumPy's
+// order for a C-contiguous array, a run along a reduced innermost axis
+// pairwise (numpy_sum), rows of a kept one added in order.
+TEST(KernelReduce, SumsInNumPysOrder) {
+  auto summed = [](const std::vector<double>& x, std::vector<int64_t> shape, std::vector<int64_t> axes, size_t n) {
+    std::vector<double> out(n, 99.0);
+    reduce_sum(x.data(), shape, axes, out.data());
+    return out;
+  };
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(summed(x, {2, 3}, {0}, 3), (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(summed(x, {2, 3}, {1}, 2), (std::vector<double>{6, 15}));
+  EXPECT_EQ(summed(x, {2, 3}, {0, 1}, 1), (std::vector<double>{21}));
+  EXPECT_EQ(summed(x, {2, 1, 3}, {1}, 6), x);
+  // Rows of 40: each the pairwise sum NumPy gives a contiguous run.
+  std::vector<double> rows(80);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = 1.0 / static_cast<double>(i + 3);
+  const std::vector<double> sums = summed(rows, {2, 40}, {1}, 2);
+  EXPECT_EQ(sums[0], numpy_sum(rows.data(), 40));
+  EXPECT_EQ(sums[1], numpy_sum(rows.data() + 40, 40));
+  // Down a kept innermost axis: in order, one row after the other.
+  const std::vector<double> column = summed({1e16, 1.0, -1e16, 1.0}, {4, 1}, {0}, 1);
+  EXPECT_EQ(column[0], ((1e16 + 1.0) + -1e16) + 1.0);
+  // -0.0 stays -0.0; an empty set sums to 0.
+  EXPECT_TRUE(std::signbit(summed({-0.0, -0.0}, {2, 1}, {0}, 1)[0]));
+  EXPECT_EQ(summed({}, {0, 3}, {0}, 3), (std::vector<double>{0, 0, 0}));
+  EXPECT_FALSE(std::signbit(summed({}, {2, 0}, {1}, 2)[1]));
 }
 
 }  // namespace
