@@ -228,4 +228,11 @@ class SetInc(OpGenerator):
     def build(self, params, x, *rest):
         index_operands, y = rest[: params["n_index"]], rest[params["n_index"]]
         selection = x[symbolic_index(params["index"], [x, *index_operands])]
+        if not params["set"] and any(len(item.get("shape", ())) >= 2 for item in params["index"] if "array" in item):
+            # NumPy 2.5.5's np.add.at (the reference's AdvancedIncSubtensor.perform)
+            # reads uninitialized memory when the value broadcasts against a
+            # multi-dimensional index array: np.add.at(zeros(2), zeros((2, 2), int),
+            # zeros(2)) gave [8.5e-268, 0] (FUZZ_SEED=3854188664). The value is
+            # given at the selection's shape there.
+            y = pt.broadcast_to(y, selection.shape)
         return (pt.set_subtensor if params["set"] else pt.inc_subtensor)(selection, y)
