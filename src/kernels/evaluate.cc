@@ -97,30 +97,36 @@ void fill(char* dst, const char* src, size_t n, size_t itemsize) {
   }
 }
 
-// Copies `n` elements, `stride` elements apart from `src` on, into `dst`.
-void copy_strided(char* dst, const char* src, size_t n, int64_t stride, size_t itemsize) {
-  const auto step = static_cast<std::ptrdiff_t>(stride) * static_cast<std::ptrdiff_t>(itemsize);
-  switch (itemsize) {
-    case 8:
-      for (size_t k = 0; k < n; ++k, src += step) std::memcpy(dst + 8 * k, src, 8);
-      return;
-    case 4:
-      for (size_t k = 0; k < n; ++k, src += step) std::memcpy(dst + 4 * k, src, 4);
-      return;
-    default:
-      for (size_t k = 0; k < n; ++k, src += step) std::memcpy(dst + itemsize * k, src, itemsize);
+// Copies `run` elements of `Word`s, `stride` elements apart from `src` on
+// (0: one element repeated), to `dst`. Inline loops rather than memcpy calls:
+// PyMC's broadcast operands have rows of a few elements (a (70, 1) column
+// against (70, 3)), and a call per row cost more than its copy.
+template <class Word>
+inline void copy_run(Word* dst, const char* src, size_t run, int64_t stride) {
+  if (stride == 0) {
+    Word v;
+    std::memcpy(&v, src, sizeof v);
+    for (size_t r = 0; r < run; ++r) dst[r] = v;
+  } else if (stride == 1 && run >= 16) {
+    std::memcpy(dst, src, run * sizeof(Word));
+  } else {
+    const auto step = static_cast<std::ptrdiff_t>(stride) * static_cast<std::ptrdiff_t>(sizeof(Word));
+    for (size_t r = 0; r < run; ++r, src += step) std::memcpy(dst + r, src, sizeof(Word));
   }
 }
 
-// Copies block [start, start + n) of a broadcast input into `dst`, a run
-// along the innermost axis at a time (a memcpy where the input is contiguous
-// there, a fill where it is broadcast): per-element index arithmetic made a
-// (1, 64) bias over (256, 64) rows cost 3x ONNX Runtime's own Add.
-// `index` is the caller's buffer (BlockScratch), reused from block to block.
-void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst,
-            std::vector<int64_t>& index) {
+// Copies block [start, start + n) of a broadcast input into `dst` (a slot:
+// 8-byte aligned) row by row of the innermost axis: a run of the row's
+// elements (a copy where the input is contiguous there, repeats of one
+// element where it is broadcast, strided reads of a view), then the next
+// row, whose position is kept in locals for the two innermost axes and in
+// `index` (the caller's buffer, BlockScratch) for the outer ones.
+// Per-element index arithmetic made a (1, 64) bias over (256, 64) rows
+// cost 3x ONNX Runtime's own Add.
+template <class Word>
+void gather_words(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, Word* dst,
+                  std::vector<int64_t>& index) {
   const size_t rank = shape.size();
-  const size_t item = in.itemsize;
   index.assign(rank, 0);
   int64_t offset = 0;
   size_t rest = start;
@@ -130,31 +136,46 @@ void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start
     offset += index[d] * in.strides[d];
   }
   const size_t last = rank - 1;
-  const int64_t inner = shape[last];
-  const int64_t inner_stride = in.strides[last];
+  const int64_t inner = shape[last], inner_stride = in.strides[last];
+  // The row axis (the one before the innermost); a vector is one row.
+  const int64_t rows = rank >= 2 ? shape[last - 1] : 1;
+  const int64_t row_stride = rank >= 2 ? in.strides[last - 1] : 0;
+  int64_t col = index[last];
+  int64_t row = rank >= 2 ? index[last - 1] : 0;
   size_t k = 0;
-  while (k < n) {
-    const size_t run = std::min(static_cast<size_t>(inner - index[last]), n - k);
-    const char* src = in.data + offset * static_cast<int64_t>(item);
-    if (inner_stride == 1) {
-      std::memcpy(dst + k * item, src, run * item);
-    } else if (inner_stride == 0) {  // the input is broadcast along the innermost axis
-      fill(dst + k * item, src, run, item);
-    } else {  // a view read across its own axes (a transpose, a diagonal)
-      copy_strided(dst + k * item, src, run, inner_stride, item);
-    }
+  while (true) {
+    const size_t run = std::min(static_cast<size_t>(inner - col), n - k);
+    copy_run(dst + k, in.data + offset * static_cast<int64_t>(sizeof(Word)), run, inner_stride);
     k += run;
-    index[last] += static_cast<int64_t>(run);
-    offset += static_cast<int64_t>(run) * inner_stride;
-    if (index[last] < inner) continue;
-    offset -= inner_stride * inner;
-    index[last] = 0;
-    for (size_t d = last; d-- > 0;) {
+    if (k >= n) return;
+    // (The row ended: the next one starts at column 0.)
+    offset += row_stride - col * inner_stride;
+    col = 0;
+    if (++row < rows) continue;
+    offset -= row_stride * rows;
+    row = 0;
+    for (size_t d = rank >= 2 ? last - 1 : 0; d-- > 0;) {
       offset += in.strides[d];
       if (++index[d] < shape[d]) break;
       offset -= in.strides[d] * shape[d];
       index[d] = 0;
     }
+  }
+}
+
+void gather(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, char* dst,
+            std::vector<int64_t>& index) {
+  switch (in.itemsize) {
+    case 8:
+      return gather_words(in, shape, start, n, reinterpret_cast<uint64_t*>(dst), index);
+    case 4:
+      return gather_words(in, shape, start, n, reinterpret_cast<uint32_t*>(dst), index);
+    case 2:
+      return gather_words(in, shape, start, n, reinterpret_cast<uint16_t*>(dst), index);
+    case 1:
+      return gather_words(in, shape, start, n, reinterpret_cast<uint8_t*>(dst), index);
+    default:  // (every DType is 1, 2, 4 or 8 bytes)
+      throw std::logic_error("gather: an element of " + std::to_string(in.itemsize) + " bytes");
   }
 }
 

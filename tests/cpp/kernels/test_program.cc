@@ -107,6 +107,37 @@ TEST(KernelProgram, BroadcastsLikeNumPy) {
   for (size_t i = 0; i < short_floats.size(); ++i) ASSERT_EQ(short_floats[i], mf[i] + rf[i % rows]) << i;
 }
 
+TEST(KernelProgram, BroadcastsOverThreeAxesForEveryElementSize) {
+  // (40, 30, 3) from (30, 1), (40, 1, 3) and (1, 30, 3) operands: blocks of
+  // 512 positions end inside rows and inside planes, so a block's gather
+  // starts mid-row and carries from the row axis into the outer one. Each
+  // element size (1, 2, 4, 8 bytes) is gathered by its own loop.
+  const int64_t planes = 40, rows = 30, cols = 3;
+  auto check = [&](auto tag, const char* dtype) {
+    using T = decltype(tag);
+    std::vector<T> column(rows), plane(planes * cols), grid(rows * cols);
+    for (size_t i = 0; i < column.size(); ++i) column[i] = static_cast<T>(i % 5);
+    for (size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<T>(i % 7);
+    for (size_t i = 0; i < grid.size(); ++i) grid[i] = static_cast<T>(i % 11);
+    const std::string d(dtype);
+    Program p = parse_program(d + " " + d + " " + d, "Add " + d + " 0 1;Add " + d + " 3 2", {4});
+    auto out = run<T>(p, {{column.data(), {rows, 1}}, {plane.data(), {planes, 1, cols}}, {grid.data(), {1, rows, cols}}},
+                      planes * rows * cols);
+    for (int64_t a = 0; a < planes; ++a) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const T want = static_cast<T>(column[r] + plane[a * cols + c] + grid[r * cols + c]);
+          ASSERT_EQ(out[(a * rows + r) * cols + c], want) << dtype << " " << a << "," << r << "," << c;
+        }
+      }
+    }
+  };
+  check(int8_t{}, "int8");
+  check(int16_t{}, "int16");
+  check(int32_t{}, "int32");
+  check(double{}, "float64");
+}
+
 TEST(KernelProgram, ViewsAreReadThroughTheirStrides) {
   // An Elemwise node's attribute input_axes makes inputs views (ArrayArg::
   // strides): a transposed (cols, rows) array, a (rows,) vector along axis 0
