@@ -284,7 +284,9 @@ def elemwise_stages(node) -> list[dict]:
     program output: the node output, or -1 where only later stages read it).
     A stage that reduces its one input (a ReduceSum or Reduce node merged in)
     has ``reduce`` ("sum", "max" or "min"), ``axes`` and ``keepdims`` instead
-    of a program."""
+    of a program; a stage that runs a ScalarLoop (a ``ScalarLoop_<dtype>``
+    node merged in) has its ``num_state``, ``next_state`` and ``until``, and
+    reads the step count first."""
     import onnx
 
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
@@ -297,8 +299,11 @@ def elemwise_stages(node) -> list[dict]:
         stage, base = (int(match.group(2)), match.group(1)) if match else (0, name)
         stages[stage][base] = value.decode() if isinstance(value, bytes) else value
     for stage in stages:
-        # (A reduction stage, attribute reduce: one input, one output.)
+        # (A reduction stage, attribute reduce: one input, one output; a loop
+        # stage, attribute num_state: the step count, then its body's inputs.)
         n_in, n_out = len(stage["input_dtypes"].split()), len(stage.get("output_registers", [0]))
+        if "num_state" in stage:
+            n_in, n_out = n_in + 1, int(stage["num_state"]) + (1 if int(stage.get("until", -1)) >= 0 else 0)
         if count == 1 and not sources:
             stage["sources"], stage["destinations"] = list(range(n_in)), list(range(n_out))
         else:

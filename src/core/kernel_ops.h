@@ -33,8 +33,13 @@ bool has_stages(const Node& node);
 std::string stage_attribute(const std::string& name, size_t stage);
 // The attributes every stage has (some optional): the one-program node's.
 const std::vector<std::string>& stage_attribute_names();
+// Whether stage `stage` is a ScalarLoop (attributes `num_state`,
+// `next_state`, `until` beside `program` and `input_dtypes`, as a
+// ScalarLoop node's): its inputs are the step count, then its body's.
+bool is_loop_stage(const Node& node, size_t stage);
 // The numbers of program inputs and outputs of stage `stage` (attributes
-// `input_dtypes` and `output_registers`).
+// `input_dtypes` and `output_registers`; a loop's step count and states,
+// and its until flag).
 size_t stage_input_count(const Node& node, size_t stage);
 size_t stage_output_count(const Node& node, size_t stage);
 

@@ -196,10 +196,10 @@ int64_t optional_int(const Ort::ConstKernelInfo& info, const char* name, int64_t
 // The node's output rank (attribute `rank`), or -1 when not fixed. As the
 // core's inference, at most kMaxRank: a hand-made node's rank of 2**40 would
 // be as many dims allocated on every run.
-int64_t rank_attribute(const Ort::ConstKernelInfo& info) {
-  const int64_t rank = optional_int(info, "rank", -1);
+int64_t rank_attribute(const Ort::ConstKernelInfo& info, const char* name = "rank") {
+  const int64_t rank = optional_int(info, name, -1);
   if (rank > kMaxRank) {
-    throw std::invalid_argument("attribute 'rank' is " + std::to_string(rank) + "; at most " +
+    throw std::invalid_argument("attribute '" + std::string(name) + "' is " + std::to_string(rank) + "; at most " +
                                 std::to_string(kMaxRank) + " dims are supported");
   }
   return rank;
@@ -296,12 +296,37 @@ ElemwiseStage parse_reduce_stage(const Ort::ConstKernelInfo& info, size_t s, con
   return stage;
 }
 
+// A ScalarLoop stage (attribute `num_state`) of an Elemwise node.
+ElemwiseStage parse_loop_stage(const Ort::ConstKernelInfo& info, size_t s) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  const auto input_dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
+  const auto program = info.GetAttribute<std::string>(name("program").c_str());
+  const int64_t num_state = info.GetAttribute<int64_t>(name("num_state").c_str());
+  const auto next_state = info.GetAttributes<int64_t>(name("next_state").c_str());
+  const int64_t until = optional_int(info, name("until").c_str(), -1);
+  if (num_state < 1) throw std::invalid_argument("attribute '" + name("num_state") + "' must be at least 1");
+  auto loop = std::make_shared<LoopProgram>(
+      parse_loop(input_dtypes, program, static_cast<size_t>(num_state), next_state, until));
+  loop->compiled = compiled_loop(loop_key(input_dtypes, program, static_cast<size_t>(num_state), next_state, until));
+  ElemwiseStage stage;
+  stage.rank = rank_attribute(info, name("rank").c_str());
+  stage.input_dtypes.assign(1, DType::Int64);
+  const Program& body = loop->body;
+  stage.input_dtypes.insert(stage.input_dtypes.end(), body.registers.begin(),
+                            body.registers.begin() + static_cast<long>(body.num_inputs()));
+  stage.dim_of_input.assign(stage.input_dtypes.size(), -1);
+  stage.input_axes.resize(stage.input_dtypes.size());
+  stage.loop = std::move(loop);
+  return stage;
+}
+
 // Stage `s` of an Elemwise node, from its attributes (without the wiring).
 ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
   if (const std::string reduce = optional_string(info, name("reduce").c_str()); !reduce.empty()) {
     return parse_reduce_stage(info, s, reduce);
   }
+  if (optional_int(info, name("num_state").c_str(), -1) != -1) return parse_loop_stage(info, s);
   ElemwiseStage stage;
   const auto input_dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
   const auto program = info.GetAttribute<std::string>(name("program").c_str());
@@ -311,11 +336,7 @@ ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   p.compiled = compiled_blocks(block_key(input_dtypes, program, output_registers));
   set_output_reductions(p, optional_ints(info, name("output_reductions").c_str()));
   p.sum_chunk = std::max<int64_t>(0, optional_int(info, name("sum_chunk").c_str(), 0));
-  const int64_t rank = optional_int(info, name("rank").c_str(), -1);
-  if (rank > kMaxRank) {
-    throw std::invalid_argument("attribute '" + name("rank") + "' is " + std::to_string(rank) + "; at most " +
-                                std::to_string(kMaxRank) + " dims are supported");
-  }
+  const int64_t rank = rank_attribute(info, name("rank").c_str());
   stage.rank = rank;
   stage.strict_axes = optional_ints(info, name("strict_axes").c_str());
   stage.input_dtypes.assign(p.registers.begin(), p.registers.begin() + static_cast<long>(p.num_inputs()));
@@ -572,6 +593,18 @@ void run_reduce_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBu
   }
 }
 
+// A ScalarLoop stage: its step count and body inputs broadcast, run element by element.
+void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run, const ParallelFor& parallel) {
+  const size_t n_args = stage.input_dtypes.size();
+  run.inputs.resize(n_args);
+  run.dims.resize(n_args);
+  for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+  output_shape(run.inputs, stage.rank, run.shapes, run.shape);
+  run.outputs.clear();
+  for (size_t j = 0; j < stage.num_outputs(); ++j) run.outputs.push_back(stage_output(ctx, stage, j, run.shape, false, run));
+  evaluate_loop(*stage.loop, run.inputs, run.shape, run.outputs, &parallel);
+}
+
 }  // namespace
 
 void ElemwiseKernel::compute(OrtKernelContext* context) {
@@ -590,6 +623,10 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   for (const ElemwiseStage& stage : stages_) {
     if (stage.reduce != ElemwiseStage::Reduce::None) {
       run_reduce_stage(ctx, stage, run);
+      continue;
+    }
+    if (stage.loop) {
+      run_loop_stage(ctx, stage, run, parallel);
       continue;
     }
     const Program& p = stage.program;

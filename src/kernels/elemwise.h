@@ -34,6 +34,15 @@ struct ElemwiseStage {
   std::vector<int64_t> axes;  // distinct, in increasing order
   bool keepdims = false;
 
+  // A stage that runs a ScalarLoop (attributes `num_state`, `next_state`,
+  // `until` beside `program` and `input_dtypes`, as the ScalarLoop node's):
+  // its inputs are the step count (int64), then its body's; its outputs the
+  // final state and, with an until flag, the flag in the state's dtype. The
+  // core merges ScalarLoop nodes so (PyTensor's gradients of the incomplete
+  // gamma and beta functions: loops between the programs that feed them and
+  // read them).
+  std::shared_ptr<const LoopProgram> loop;
+
   Program program;
   int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes;
@@ -52,8 +61,12 @@ struct ElemwiseStage {
   std::vector<int64_t> destinations;
   size_t first_output = 0;  // the number of its first output across stages
 
-  size_t num_outputs() const { return reduce != Reduce::None ? 1 : program.outputs.size(); }
+  size_t num_outputs() const {
+    if (loop) return loop->num_state + (loop->until >= 0 ? 1 : 0);
+    return reduce != Reduce::None ? 1 : program.outputs.size();
+  }
   DType output_dtype(size_t j) const {
+    if (loop) return loop->body.registers[0];
     return reduce != Reduce::None ? input_dtypes[0] : program.registers[static_cast<size_t>(program.outputs[j])];
   }
 };

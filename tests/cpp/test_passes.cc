@@ -705,6 +705,98 @@ TEST(MergeKernelStages, OtherReductionsStayNodes) {
   EXPECT_EQ(count(g.graph(), "Elemwise_float64"), 1u);
 }
 
+// PyTensor's gradient of gammaincc, as its rules build it: an int32 program
+// gives a loop's step count, cast to int64; a float64 program its state; the
+// loop's until flag (0 or 1 in the state's dtype) is cast to bool, and a last
+// program reads the loop's state and flag. All of it is one node: the loop a
+// stage (its attributes as the node's), the exact casts one-instruction
+// programs; a cast that rounds stays ONNX's.
+TEST(MergeKernelStages, LoopsAndExactCastsAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n")}));
+  Value* steps32 = g.op("Elemwise_int32", {x},
+                        {{"input_dtypes", std::string("float64")}, {"program", std::string("Const int32 7")},
+                         {"output_registers", std::vector<int64_t>{1}}},
+                        1, kKernelDomain)[0];
+  Value* steps = g.op1("Cast", {steps32}, {{"to", int64_t{7}}});
+  Value* state = program_node(g, {x});
+  // state <- state * 0.5 until state < 1e-3 (registers: state 0, x 1).
+  const Attributes loop_attrs = {{"input_dtypes", std::string("float64 float64")},
+                                 {"program", std::string("Const float64 0.5;Mul float64 0 2;Const float64 0.001;"
+                                                         "LT bool 3 4")},
+                                 {"num_state", int64_t{1}},
+                                 {"next_state", std::vector<int64_t>{3}},
+                                 {"until", int64_t{5}}};
+  std::vector<Value*> loop = g.op("ScalarLoop_float64", {steps, state, x}, loop_attrs, 2, kKernelDomain);
+  Value* flag = g.op1("Cast", {loop[1]}, {{"to", int64_t{9}}});
+  Value* out = g.op("Elemwise_float64", {flag, loop[0]},
+                    {{"input_dtypes", std::string("bool float64")}, {"program", std::string("Switch float64 0 1 1")},
+                     {"output_registers", std::vector<int64_t>{2}}},
+                    1, kKernelDomain)[0];
+  Value* rounded = g.op1("Cast", {out}, {{"to", int64_t{6}}});  // float64 -> int32: ONNX's
+  g.output(out, "out");
+  g.output(rounded, "rounded");
+  optimize_graph(g.graph());
+  ASSERT_EQ(count(g.graph(), "Elemwise_float64"), 1u);
+  EXPECT_EQ(count(g.graph(), "ScalarLoop_float64"), 0u);
+  EXPECT_EQ(count(g.graph(), "Elemwise_int32"), 0u);
+  EXPECT_EQ(count(g.graph(), "Cast"), 1u);
+  EXPECT_EQ(rounded->producer->op_type, "Cast");
+  const Node* node = out->producer;
+  EXPECT_EQ(node->inputs, (std::vector<Value*>{x}));
+  ASSERT_EQ(node->attrs.get_int("stages", 0), 6);
+  // The stages in the graph's order, the loop's attributes kept as they were.
+  size_t loop_stage = 0, casts = 0;
+  for (size_t s = 0; s < 6; ++s) {
+    if (is_loop_stage(*node, s)) loop_stage = s;
+    const std::string program = node->attrs.get_string(stage_attribute("program", s)).value_or("");
+    if (program.rfind("Cast ", 0) == 0) ++casts;
+  }
+  EXPECT_EQ(casts, 2u);
+  ASSERT_GT(loop_stage, 0u);
+  for (const Attribute& attr : loop_attrs.items()) {
+    const AttrValue* merged = node->attrs.find(stage_attribute(attr.name, loop_stage));
+    ASSERT_NE(merged, nullptr) << attr.name;
+    EXPECT_EQ(*merged, attr.value) << attr.name;
+  }
+  EXPECT_EQ(stage_input_count(*node, loop_stage), 3u);   // the step count, the state, x
+  EXPECT_EQ(stage_output_count(*node, loop_stage), 2u);  // the state, the flag
+  // The shape, inferred again from the stages.
+  out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape);
+  EXPECT_TRUE((*out->shape)[0].same_as(Dim::named("n")));
+}
+
+TEST(MergeKernelStages, OnlyCastsThatKeepEveryValueAreStages) {
+  // (to / from bool, and widenings every value survives; not what rounds or overflows.)
+  const std::vector<std::pair<DType, DType>> exact = {
+      {DType::Float64, DType::Bool}, {DType::Bool, DType::Float32}, {DType::Int32, DType::Int64},
+      {DType::UInt32, DType::Int64}, {DType::UInt8, DType::UInt16}, {DType::Int32, DType::Float64},
+      {DType::Float32, DType::Float64}};
+  const std::vector<std::pair<DType, DType>> rounding = {
+      {DType::Float64, DType::Int64}, {DType::Int64, DType::Float64}, {DType::Float64, DType::Float32},
+      {DType::Int64, DType::Int32},   {DType::Int8, DType::UInt16},   {DType::Float16, DType::Float64}};
+  // Whether the Cast merges into the kernel node that reads it.
+  auto merged = [](DType from, DType to) {
+    GraphBuilder g(18);
+    g.require_domain(kKernelDomain, kKernelDomainVersion);
+    Value* x = g.input("x", from, shape_of_sizes({3}));
+    Value* cast = g.op1("Cast", {x}, {{"to", static_cast<int64_t>(to)}});
+    Value* out = g.op("Elemwise_float64", {cast},
+                      {{"input_dtypes", dtype_name(to)}, {"program", std::string("Cast float64 0")},
+                       {"output_registers", std::vector<int64_t>{1}}},
+                      1, kKernelDomain)[0];
+    g.output(out, "out");
+    optimize_graph(g.graph());
+    return count(g.graph(), "Cast") == 0u;
+  };
+  for (auto [from, to] : exact) EXPECT_TRUE(merged(from, to)) << dtype_name(from) << " -> " << dtype_name(to);
+  for (auto [from, to] : rounding) EXPECT_FALSE(merged(from, to)) << dtype_name(from) << " -> " << dtype_name(to);
+}
+
 TEST(MergeKernelStages, MalformedWiringIsRefusedWhenBuilt) {
   GraphBuilder g(18);
   g.require_domain(kKernelDomain, kKernelDomainVersion);

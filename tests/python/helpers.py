@@ -78,6 +78,28 @@ def onnx_op_types(fn):
     return expand(model.graph.node)
 
 
+def kernel_loops(fn):
+    """The ScalarLoops the kernel nodes of a mode-ONNX function's model run,
+    each as a dict of its attributes (``input_dtypes``, ``program``,
+    ``num_state``, ``next_state``, ``until``): ``ScalarLoop_<dtype>`` nodes,
+    and the loop stages of ``Elemwise_<dtype>`` nodes (the core merges a
+    loop into the element-wise nodes that feed and read it)."""
+    import onnx
+
+    from pytensor_onnx import kernels
+
+    loops = []
+    for node in fn.maker.linker.onnx_model.graph.node:
+        if node.domain != kernels.DOMAIN:
+            continue
+        if node.op_type.startswith("ScalarLoop_"):
+            attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            loops.append({k: v.decode() if isinstance(v, bytes) else v for k, v in attributes.items()})
+        elif node.op_type.startswith("Elemwise_"):
+            loops.extend(stage for stage in kernels.elemwise_stages(node) if "num_state" in stage)
+    return loops
+
+
 def onnx_function_names(model):
     """The names of a model's (ModelProto) model-local functions."""
     return [f.name for f in model.functions]

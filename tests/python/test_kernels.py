@@ -10,6 +10,7 @@ runs mode ONNX with the kernels on as well.
 
 import itertools
 import logging
+import math
 
 import numpy as np
 import onnxruntime as ort
@@ -439,6 +440,81 @@ def test_malformed_stages_fail_the_session(changes, message):
         _staged_node_session(**changes)
 
 
+def _loop_stage_session(**changes):
+    # A hand-made Elemwise_float64 node of two stages over x (a vector) and
+    # n (an int64 scalar):
+    #   stage 0: e = exp(x), kept inside;
+    #   stage 1: a ScalarLoop (no until flag) of state e, constant x:
+    #            n times state <- state * x; the final state is output 0.
+    from onnx import TensorProto, helper
+
+    attrs = dict(
+        input_dtypes="float64", program="Exp float64 0", output_registers=[1],
+        input_dtypes_s1="float64 float64", program_s1="Mul float64 0 1", num_state_s1=1, next_state_s1=[2],
+        until_s1=-1, stages=2, stage_inputs=[0, 1, -1, 0], stage_outputs=[-1, 0],
+    )
+    attrs.update(changes)
+    node = helper.make_node("Elemwise_float64", ["x", "n"], ["y"], domain=kernels.DOMAIN,
+                            **{k: v for k, v in attrs.items() if v is not None})
+    session = _kernel_session(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None])],
+    )
+    return session, node
+
+
+def test_a_loop_stage_runs_on_what_earlier_stages_wrote(rng):
+    session, node = _loop_stage_session()
+    loop = kernels.elemwise_stages(node)[1]
+    assert loop["num_state"] == 1 and loop["sources"] == [1, -1, 0] and loop["destinations"] == [0]
+    for size, steps in ((0, 3), (1, 0), (5, 1), (600, 4)):
+        x = rng.uniform(0.5, 1.5, size)
+        want = np.array([math.exp(v) for v in x])  # (libm's exp, the kernel's; NumPy's own may differ in the last bit)
+        for _ in range(steps):
+            want = want * x
+        (y,) = session.run(None, {"x": x, "n": np.array(steps, dtype=np.int64)})
+        np.testing.assert_array_equal(y, want)
+    # A negative step count without an until flag fails the run, as PyTensor raises.
+    with pytest.raises(Exception, match="termination condition"):
+        session.run(None, {"x": np.ones(2), "n": np.array(-1, dtype=np.int64)})
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(num_state_s1=0), "attribute 'num_state_s1' must be at least 1"),
+        (dict(next_state_s1=[2, 2]), "the loop's state does not fit its body"),
+        (dict(stage_inputs=[0, -1, -1, 0]), "stage 1 of the node reads a float64 output as int64"),
+        (dict(stage_inputs=[0, 1, 1, 0]), "reads input 1 as float64, an earlier one as int64"),
+        (dict(stage_inputs=[0, 1, -1]), "'stage_inputs' and 'stage_outputs' need 4 and 2 entries"),
+        (dict(program_s1="Mul float64 0 1;LT bool 0 1", until_s1=2), "the until flag must be a bool"),
+    ],
+)
+def test_malformed_loop_stages_fail_the_session(changes, message):
+    with pytest.raises(Exception, match=message):
+        _loop_stage_session(**changes)
+
+
+@pytest.mark.parametrize("fn_name", ["gammaincc", "gammainc"])
+def test_incomplete_gamma_gradients_are_one_kernel_node(rng, fn_name):
+    # PyTensor differentiates gammainc(c) in k with ScalarLoops between the
+    # element-wise programs that feed and read them, the loops' step counts
+    # and until flags through Casts: the core merges all of it into one
+    # node (src/core/passes/merge_kernel_stages.h), a censored Gamma
+    # model's log-density and gradient (tests/python/pymc_models.py).
+    k, x = pt.dvector("k"), pt.dvector("x")
+    fn_ = getattr(pt, fn_name)
+    outputs = [fn_(k, x).sum(), *pt.grad(pt.log(fn_(k, x)).sum(), [k, x])]
+    values = [rng.uniform(0.5, 4.0, 30), rng.uniform(0.1, 8.0, 30)]
+    fn, _ = compare_onnx_and_py([k, x], outputs, values, rtol=1e-10)
+    nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
+    assert not [n.op_type for n in nodes if n.op_type.startswith("ScalarLoop_")]
+    loops = [s for s in stages(fn) if "num_state" in s]
+    assert len(loops) == 2, [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+
+
 @pytest.mark.parametrize("shape, axis", [((5, 7), 0), ((5, 7), 1), ((300, 40), 0), ((300, 40), -1), ((1, 9), 0),
                                          ((0, 3), 0), ((0, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), (0, 2)),
                                          ((2, 3, 4), (1, 2))])
@@ -668,7 +744,11 @@ def test_sums_that_stay_reductions(rng):
     for inputs, outputs in cases:
         values = [rng.normal(size=50).astype(inputs[0].dtype)]
         fn, _ = compare_onnx_and_py(inputs, outputs, values, rtol=1e-5 if inputs[0].dtype == "float32" else None)
-        assert "ReduceSum" in [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+        # (A ReduceSum node, or one merged into a kernel node as a reduction
+        # stage: the float32 terms cast to float64 by an exact Cast, a stage too.)
+        assert "ReduceSum" in [n.op_type for n in fn.maker.linker.onnx_model.graph.node] or any(
+            s.get("reduce") == "sum" for s in stages(fn)
+        )
 
 
 def test_fused_sums_of_large_and_empty_arrays(rng):

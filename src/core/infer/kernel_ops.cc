@@ -224,16 +224,25 @@ const std::vector<std::string>& stage_attribute_names() {
   static const std::vector<std::string> names = {"program",    "input_dtypes", "output_registers",
                                                  "output_reductions", "sum_chunk", "rank",
                                                  "strict_axes", "dim_inputs",  "input_axes",
-                                                 "reduce",     "axes",         "keepdims"};
+                                                 "reduce",     "axes",         "keepdims",
+                                                 "num_state",  "next_state",   "until"};
   return names;
 }
 
+bool is_loop_stage(const Node& node, size_t stage) { return node.attrs.has(stage_attribute("num_state", stage)); }
+
 size_t stage_input_count(const Node& node, size_t stage) {
-  return words(node.attrs.get_string(stage_attribute("input_dtypes", stage)).value_or(""));
+  // (A loop's first input is its step count; `input_dtypes` are its body's.)
+  return words(node.attrs.get_string(stage_attribute("input_dtypes", stage)).value_or("")) +
+         (is_loop_stage(node, stage) ? 1 : 0);
 }
 
 size_t stage_output_count(const Node& node, size_t stage) {
   if (node.attrs.has(stage_attribute("reduce", stage))) return 1;
+  if (is_loop_stage(node, stage)) {
+    const int64_t state = std::max<int64_t>(0, node.attrs.get_int(stage_attribute("num_state", stage), 0));
+    return static_cast<size_t>(state) + (node.attrs.get_int(stage_attribute("until", stage), -1) >= 0 ? 1 : 0);
+  }
   return node.attrs.get_ints(stage_attribute("output_registers", stage)).value_or(std::vector<int64_t>{}).size();
 }
 

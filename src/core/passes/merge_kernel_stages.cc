@@ -71,9 +71,68 @@ std::optional<Stage> reduction_stage(const Node& node) {
   return stage;
 }
 
+// A ScalarLoop kernel node as a stage: its attributes as they are
+// (kernel_ops.h: is_loop_stage), where they match its inputs and outputs.
+std::optional<Stage> loop_stage(const Node& node) {
+  if (node.domain != kKernelDomain || node.op_type.rfind("ScalarLoop_", 0) != 0) return std::nullopt;
+  if (std::find(node.inputs.begin(), node.inputs.end(), nullptr) != node.inputs.end() || !is_loop_stage(node, 0) ||
+      stage_input_count(node, 0) != node.inputs.size() || stage_output_count(node, 0) != node.outputs.size()) {
+    return std::nullopt;
+  }
+  Stage stage;
+  for (const std::string& name : stage_attribute_names()) {
+    if (const AttrValue* value = node.attrs.find(name)) stage.attrs.set(name, *value);
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) stage.sources.push_back(static_cast<int64_t>(i));
+  for (size_t j = 0; j < node.outputs.size(); ++j) stage.destinations.push_back(static_cast<int64_t>(j));
+  return stage;
+}
+
+// Whether the kernels' Cast from `from` to `to` gives ONNX Runtime's Cast's
+// value for every input: to or from bool (x != 0, NaN included; 0 or 1), and
+// widenings that every value survives (integers to wider integers that hold
+// them, integers of up to 32 bits and float32 to float64). Casts that round
+// or overflow (float64 to int64, ...) stay ONNX's: the two differ out of range.
+bool exact_cast(DType from, DType to) {
+  auto kernel_dtype = [](DType d) {
+    return d == DType::Bool || d == DType::Float32 || d == DType::Float64 || is_integer(d);
+  };
+  if (!kernel_dtype(from) || !kernel_dtype(to)) return false;
+  if (from == to || from == DType::Bool || to == DType::Bool) return true;
+  if (to == DType::Float64) return from == DType::Float32 || (is_integer(from) && dtype_size(from) <= 4);
+  if (!is_integer(from) || !is_integer(to) || dtype_size(to) <= dtype_size(from)) return false;
+  // (A wider signed integer holds every unsigned one; a signed one fits no unsigned.)
+  return is_signed_integer(to) || is_unsigned_integer(from);
+}
+
+// ONNX's Cast as a one-instruction program (exact_cast), of an input of known rank.
+std::optional<Stage> cast_stage(const Node& node) {
+  if (!node.domain.empty() || node.op_type != "Cast" || node.inputs.size() != 1 || node.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const Value* in = node.input(0);
+  if (!in || !in->rank() || !exact_cast(in->dtype, node.outputs[0]->dtype)) return std::nullopt;
+  Stage stage;
+  stage.attrs.set("program", "Cast " + dtype_name(node.outputs[0]->dtype) + " 0");
+  stage.attrs.set("input_dtypes", dtype_name(in->dtype));
+  stage.attrs.set("output_registers", std::vector<int64_t>{1});
+  stage.attrs.set("rank", static_cast<int64_t>(*in->rank()));
+  stage.sources = {0};
+  stage.destinations = {0};
+  return stage;
+}
+
+// A node of another kind as a stage: a reduction, a loop or a cast.
+std::optional<Stage> other_stage(const Node& node) {
+  if (std::optional<Stage> stage = reduction_stage(node)) return stage;
+  if (std::optional<Stage> stage = loop_stage(node)) return stage;
+  return cast_stage(node);
+}
+
 // Whether `node` can be a stage of a merged node: an Elemwise kernel node
 // (of one program whose attributes match its inputs and outputs, or of
-// stages), or a reduction (reduction_stage).
+// stages), a reduction (reduction_stage), a ScalarLoop kernel node
+// (loop_stage) or an exact Cast (cast_stage).
 bool is_stage_node(const Node* node, const std::unordered_set<std::string>& subgraph_reads) {
   if (!node || node->outputs.empty()) return false;
   if (is_elemwise_kernel(*node)) {
@@ -84,7 +143,7 @@ bool is_stage_node(const Node* node, const std::unordered_set<std::string>& subg
         (stage_input_count(*node, 0) != node->inputs.size() || stage_output_count(*node, 0) != node->outputs.size())) {
       return false;
     }
-  } else if (!reduction_stage(*node)) {
+  } else if (!other_stage(*node)) {
     return false;
   }
   // (A subgraph reads by name, outside the users lists the order check reads.)
@@ -97,7 +156,7 @@ size_t stage_count(const Node& node) {
 }
 
 std::vector<Stage> stages_of(const Node& node) {
-  if (!is_elemwise_kernel(node)) return {*reduction_stage(node)};
+  if (!is_elemwise_kernel(node)) return {*other_stage(node)};
   const bool wired = has_stages(node);
   const std::vector<int64_t> sources = node.attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> destinations = node.attrs.get_ints("stage_outputs").value_or(std::vector<int64_t>{});
@@ -245,7 +304,7 @@ void merge(Graph& graph, Node& early, Node& late, Place place) {
     gone.outputs = inside;
   }
   host.attrs = stage_attributes(stages);
-  // (A reduction that takes other stages becomes the Elemwise node of its dtype.)
+  // (A reduction, loop or cast that takes other stages becomes the Elemwise node of its dtype.)
   host.op_type = "Elemwise_" + dtype_name(dtype);
   host.domain = kKernelDomain;
   graph.remove_node(&gone);
@@ -275,8 +334,9 @@ bool merge_kernel_stages(Graph& graph) {
         // (A subgraph's nodes read enclosing values directly: readers of an
         // input may be nodes of another graph.)
         const auto at = position.find(early);
-        // (Two reductions alone stay ONNX's: an Elemwise node of the kernel
-        // library is already there, its domain imported.)
+        // (Two nodes of other kinds alone stay as they are: two reductions
+        // stay ONNX's, whose Elemwise node would need the kernel domain
+        // imported; a cast and a loop only merge into a node that runs more.)
         if (early == late || at == position.end() || at->second > position.at(late) ||
             !is_stage_node(early, subgraph_reads) || (!is_elemwise_kernel(*early) && !is_elemwise_kernel(*late))) {
           continue;

@@ -14,6 +14,9 @@ namespace pytensor_onnx {
 // the outputs others read have the later node's dtype (a custom op's outputs
 // share one). The merged node takes the later node's place. Returns true if
 // the graph changed (the merged nodes' own outputs are left for the
-// dead-node pass).
+// dead-node pass). Reductions (ReduceSum of float64 over constant axes, the
+// Reduce kernel), ScalarLoop kernel nodes and ONNX Casts that keep every
+// value (to or from bool, widenings) are stages too, merged with an Elemwise
+// kernel node (two of them alone stay nodes).
 bool merge_kernel_stages(Graph& graph);
 }  // namespace pytensor_onnx
