@@ -286,7 +286,13 @@ def elemwise_stages(node) -> list[dict]:
     has ``reduce`` ("sum", "max" or "min"), ``axes`` and ``keepdims`` instead
     of a program; a stage that runs a ScalarLoop (a ``ScalarLoop_<dtype>``
     node merged in) has its ``num_state``, ``next_state`` and ``until``, and
-    reads the step count first."""
+    reads the step count first; a stage of ONNX's indexing (a ``Gather`` or
+    ``ScatterND`` node merged in) has ``gather`` (the axis, 0) or ``scatter``
+    ("add" or "none") and reads the data, the int64 indices, and for a
+    scatter the updates; a stage that reshapes its one input (a ``Reshape``,
+    ``Squeeze`` or ``Unsqueeze`` merged in) has ``reshape`` (per output axis:
+    a size, -1, or -2 - k for the size of input axis k) and maybe
+    ``reshape_ones``."""
     import onnx
 
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}

@@ -479,6 +479,18 @@ _INDEX_FAILURE = re.compile(
 )
 
 
+# The kernel library's Elemwise nodes run merged Gather and ScatterND nodes as
+# stages, whose index out of range says so (src/kernels/elemwise.cc).
+_KERNEL_INDEX_FAILURE = re.compile(
+    r"running Elemwise_\w+ node.*Status Message: Elemwise: index -?\d+ is out of data bounds", re.DOTALL
+)
+
+
+_ELEMWISE_FAILURE = re.compile(r"running Elemwise_\w+ node.*Status Message: (.*)", re.DOTALL)
+# What an Elemwise kernel node says when its strict axes' check fails (src/kernels/elemwise.cc).
+_SHAPE_CHECK_FAILURE = "Input dimension mismatch"
+
+
 def run_error(exc, description: str) -> BaseException:
     """The exception for a failed run, by the node that failed (ONNX Runtime
     quotes its name): the converted CheckAndRaise's own exception type (also
@@ -488,6 +500,15 @@ def run_error(exc, description: str) -> BaseException:
     an index was out of range, else a RuntimeError."""
     from pytensor_onnx.dispatch.raise_op import raised_check_error
 
+    # (A kernel node that also checks its inputs' shapes is named after that
+    # check, whose exception only that check's failure raises: an index out
+    # of range in one of its Gather or Scatter stages is an IndexError, a
+    # reshape that does not fit a RuntimeError.)
+    if _KERNEL_INDEX_FAILURE.search(str(exc)):
+        return ONNXIndexError(f"index out of bounds\n{description}")
+    elemwise = _ELEMWISE_FAILURE.search(str(exc))
+    if elemwise and _SHAPE_CHECK_FAILURE not in elemwise.group(1):
+        return RuntimeError(description)
     checked = raised_check_error(exc, description)
     if checked is not None:
         return checked

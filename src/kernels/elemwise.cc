@@ -1,9 +1,11 @@
 #include "elemwise.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "constant_inputs.h"
@@ -320,6 +322,60 @@ ElemwiseStage parse_loop_stage(const Ort::ConstKernelInfo& info, size_t s) {
   return stage;
 }
 
+// A Gather or Scatter stage (attribute `gather` or `scatter`) of an Elemwise node.
+ElemwiseStage parse_indexed_stage(const Ort::ConstKernelInfo& info, size_t s, int64_t gather, const std::string& scatter) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  ElemwiseStage stage;
+  using Indexed = ElemwiseStage::Indexed;
+  const std::string dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
+  for (size_t at = 0; at < dtypes.size();) {
+    const size_t end = std::min(dtypes.find(' ', at), dtypes.size());
+    if (end > at) stage.input_dtypes.push_back(dtype_from_name(dtypes.substr(at, end - at)));
+    at = end + 1;
+  }
+  const size_t n = stage.input_dtypes.size();
+  const DType data = n > 0 ? stage.input_dtypes[0] : DType::Int64;
+  if (scatter.empty()) {
+    if (gather != 0) throw std::invalid_argument("attribute '" + name("gather") + "' must be 0 (axis 0)");
+    stage.indexed = Indexed::Gather;
+    if (n != 2 || stage.input_dtypes[1] != DType::Int64) {
+      throw std::invalid_argument("attribute '" + name("input_dtypes") + "' of a gather must be the data's dtype, then int64");
+    }
+  } else {
+    if (scatter != "add" && scatter != "none") {
+      throw std::invalid_argument("attribute '" + name("scatter") + "' is '" + scatter + "'; it must be 'add' or 'none'");
+    }
+    stage.indexed = scatter == "add" ? Indexed::ScatterAdd : Indexed::ScatterSet;
+    const bool numeric = data == DType::Float64 || data == DType::Float32 || data == DType::Int64 || data == DType::Int32;
+    if (n != 3 || !numeric || stage.input_dtypes[1] != DType::Int64 || stage.input_dtypes[2] != data) {
+      throw std::invalid_argument("attribute '" + name("input_dtypes") +
+                                  "' of a scatter must be the data's dtype (float32, float64, int32 or int64), int64, "
+                                  "then the data's dtype again");
+    }
+  }
+  stage.dim_of_input.assign(n, -1);
+  stage.input_axes.resize(n);
+  return stage;
+}
+
+// A reshape stage (attribute `reshape`) of an Elemwise node.
+ElemwiseStage parse_reshape_stage(const Ort::ConstKernelInfo& info, size_t s, std::vector<int64_t> map) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  ElemwiseStage stage;
+  stage.reshapes = true;
+  stage.input_dtypes = {dtype_from_name(info.GetAttribute<std::string>(name("input_dtypes").c_str()))};
+  if (static_cast<int64_t>(map.size()) > kMaxRank || std::count(map.begin(), map.end(), -1) > 1 ||
+      std::any_of(map.begin(), map.end(), [](int64_t m) { return m < -2 - kMaxRank; })) {
+    throw std::invalid_argument("attribute '" + name("reshape") +
+                                "' must give each output axis a size, -1 (at most once) or -2 - k for input axis k");
+  }
+  stage.reshape = std::move(map);
+  stage.ones = optional_ints(info, name("reshape_ones").c_str());
+  stage.dim_of_input = {-1};
+  stage.input_axes.resize(1);
+  return stage;
+}
+
 // Stage `s` of an Elemwise node, from its attributes (without the wiring).
 ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
@@ -327,6 +383,17 @@ ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
     return parse_reduce_stage(info, s, reduce);
   }
   if (optional_int(info, name("num_state").c_str(), -1) != -1) return parse_loop_stage(info, s);
+  const int64_t gather = optional_int(info, name("gather").c_str(), -1);
+  const std::string scatter = optional_string(info, name("scatter").c_str());
+  if (gather != -1 || !scatter.empty()) return parse_indexed_stage(info, s, gather, scatter);
+  // (A reshape to a 0-d array has an empty map: present, without entries.)
+  std::optional<std::vector<int64_t>> map;
+  try {
+    map = info.GetAttributes<int64_t>(name("reshape").c_str());
+  } catch (const Ort::Exception&) {
+    // (Not a reshape stage.)
+  }
+  if (map) return parse_reshape_stage(info, s, std::move(*map));
   ElemwiseStage stage;
   const auto input_dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
   const auto program = info.GetAttribute<std::string>(name("program").c_str());
@@ -593,6 +660,156 @@ void run_reduce_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBu
   }
 }
 
+size_t element_count(const std::vector<int64_t>& shape, size_t from = 0) {
+  size_t count = 1;
+  for (size_t d = from; d < shape.size(); ++d) count *= static_cast<size_t>(shape[d]);
+  return count;
+}
+
+// Index `index` of an axis of `size`, from the end where negative; throws
+// where out of range, in words the linker maps to an IndexError.
+size_t checked_index(int64_t index, int64_t size, size_t axis) {
+  if (index < -size || index >= size) {
+    throw std::invalid_argument("index " + std::to_string(index) + " is out of data bounds of axis " +
+                                std::to_string(axis) + " of size " + std::to_string(size));
+  }
+  return static_cast<size_t>(index < 0 ? index + size : index);
+}
+
+template <class T>
+void add_slice(char* dst, const char* src, size_t count) {
+  for (size_t k = 0; k < count; ++k) {
+    T a, b;
+    std::memcpy(&a, dst + k * sizeof(T), sizeof(T));
+    std::memcpy(&b, src + k * sizeof(T), sizeof(T));
+    if constexpr (std::is_integral_v<T>) {
+      // (Wrapping, as NumPy's and ONNX Runtime's integer adds do in practice.)
+      using U = std::make_unsigned_t<T>;
+      a = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      a += b;
+    }
+    std::memcpy(dst + k * sizeof(T), &a, sizeof(T));
+  }
+}
+
+// A Gather or Scatter stage (ElemwiseStage::Indexed).
+void run_indexed_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
+  using Indexed = ElemwiseStage::Indexed;
+  const size_t n_args = stage.input_dtypes.size();
+  run.inputs.resize(n_args);
+  run.dims.resize(n_args);
+  for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+  const ArrayArg& data = run.inputs[0];
+  const ArrayArg& indices = run.inputs[1];
+  const size_t item = dtype_size(stage.input_dtypes[0]);
+  const auto* index = static_cast<const int64_t*>(indices.data);
+  const auto* from = static_cast<const char*>(data.data);
+  if (stage.indexed == Indexed::Gather) {
+    if (data.shape.empty()) throw std::invalid_argument("a gather's data must have an axis 0");
+    run.shape.assign(indices.shape.begin(), indices.shape.end());
+    run.shape.insert(run.shape.end(), data.shape.begin() + 1, data.shape.end());
+    auto* out = static_cast<char*>(stage_output(ctx, stage, 0, run.shape, false, run));
+    const size_t row = element_count(data.shape, 1) * item, count = element_count(indices.shape);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t at = checked_index(index[i], data.shape[0], 0);
+      if (row > 0) std::memcpy(out + i * row, from + at * row, row);
+    }
+    return;
+  }
+  // Scatter: index tuples of k coordinates, each the slice data[tuple].
+  const ArrayArg& updates = run.inputs[2];
+  if (indices.shape.empty() || indices.shape.back() < 1 || static_cast<size_t>(indices.shape.back()) > data.shape.size()) {
+    throw std::invalid_argument("a scatter's indices must end in an axis of 1 to " + std::to_string(data.shape.size()) +
+                                " coordinates (the data's rank)");
+  }
+  const auto k = static_cast<size_t>(indices.shape.back());
+  std::vector<int64_t>& expected = run.shape;
+  expected.assign(indices.shape.begin(), indices.shape.end() - 1);
+  expected.insert(expected.end(), data.shape.begin() + static_cast<long>(k), data.shape.end());
+  if (updates.shape != expected) {
+    throw std::invalid_argument("a scatter's updates must have the indices' shape without their last axis, then the "
+                                "data's from axis " + std::to_string(k));
+  }
+  auto* out = static_cast<char*>(stage_output(ctx, stage, 0, data.shape, false, run));
+  const size_t slice = element_count(data.shape, k), total = element_count(data.shape);
+  if (total > 0) std::memcpy(out, from, total * item);
+  const size_t count = element_count(indices.shape) / k;
+  const auto* values = static_cast<const char*>(updates.data);
+  for (size_t i = 0; i < count; ++i) {
+    size_t at = 0;
+    for (size_t j = 0; j < k; ++j) at = at * static_cast<size_t>(data.shape[j]) + checked_index(index[i * k + j], data.shape[j], j);
+    char* dst = out + at * slice * item;
+    const char* src = values + i * slice * item;
+    if (stage.indexed == Indexed::ScatterSet) {
+      if (slice > 0) std::memcpy(dst, src, slice * item);
+      continue;
+    }
+    switch (stage.input_dtypes[0]) {
+      case DType::Float64: add_slice<double>(dst, src, slice); break;
+      case DType::Float32: add_slice<float>(dst, src, slice); break;
+      case DType::Int64: add_slice<int64_t>(dst, src, slice); break;
+      default: add_slice<int32_t>(dst, src, slice); break;  // (parse_indexed_stage allows these four)
+    }
+  }
+}
+
+// A reshape stage: the input's elements in the shape its map gives.
+void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
+  run.inputs.resize(1);
+  run.dims.resize(1);
+  read_stage_input(stage, 0, run, run.dims[0], run.inputs[0]);
+  const ArrayArg& in = run.inputs[0];
+  const size_t count = element_count(in.shape);
+  std::vector<int64_t>& shape = run.shape;
+  shape.clear();
+  size_t known = 1;
+  int64_t left = -1;
+  for (int64_t m : stage.reshape) {
+    if (m >= 0) {
+      shape.push_back(m);
+    } else if (m == -1) {
+      left = static_cast<int64_t>(shape.size());
+      shape.push_back(1);
+    } else {
+      const auto k = static_cast<size_t>(-2 - m);
+      if (k >= in.shape.size()) {
+        throw std::invalid_argument("a reshape reads the size of axis " + std::to_string(k) + " of an input of rank " +
+                                    std::to_string(in.shape.size()));
+      }
+      shape.push_back(in.shape[k]);
+    }
+    known *= static_cast<size_t>(shape.back());
+  }
+  for (int64_t axis : stage.ones) {
+    if (axis < 0 || static_cast<size_t>(axis) >= in.shape.size() || in.shape[static_cast<size_t>(axis)] != 1) {
+      throw std::invalid_argument("a squeeze drops axis " + std::to_string(axis) + ", which does not have size 1");
+    }
+  }
+  // (-1 takes the count the other axes leave, which must be a whole number
+  // of them, and they must hold some: ONNX Runtime's Reshape, and NumPy's.)
+  const bool fits = left < 0 ? element_count(shape) == count : known > 0 && count % known == 0;
+  if (left >= 0 && fits) shape[static_cast<size_t>(left)] = static_cast<int64_t>(count / known);
+  if (!fits) {
+    std::string dims;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      dims += (d ? ", " : "") + std::to_string(static_cast<int64_t>(d) == left ? -1 : shape[d]);
+    }
+    throw std::invalid_argument("cannot reshape an array of " + std::to_string(count) + " elements into shape (" + dims + ")");
+  }
+  const size_t g = stage.first_output;
+  if (stage.destinations[0] < 0) {
+    // (Only later stages read it: the input's memory, as it is.)
+    ArrayArg& value = run.values[g];
+    value.strides.clear();
+    value.shape.assign(shape.begin(), shape.end());
+    value.data = in.data;
+    return;
+  }
+  void* out = stage_output(ctx, stage, 0, shape, false, run);
+  if (count > 0) std::memcpy(out, in.data, count * dtype_size(stage.input_dtypes[0]));
+}
+
 // A ScalarLoop stage: its step count and body inputs broadcast, run element by element.
 void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run, const ParallelFor& parallel) {
   const size_t n_args = stage.input_dtypes.size();
@@ -627,6 +844,14 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
     }
     if (stage.loop) {
       run_loop_stage(ctx, stage, run, parallel);
+      continue;
+    }
+    if (stage.indexed != ElemwiseStage::Indexed::None) {
+      run_indexed_stage(ctx, stage, run);
+      continue;
+    }
+    if (stage.reshapes) {
+      run_reshape_stage(ctx, stage, run);
       continue;
     }
     const Program& p = stage.program;

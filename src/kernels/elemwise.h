@@ -43,6 +43,25 @@ struct ElemwiseStage {
   // read them).
   std::shared_ptr<const LoopProgram> loop;
 
+  // A stage of ONNX's indexing (the core merges Gather and ScatterND nodes
+  // so: a hierarchical model's group effects per observation, a[idx], and
+  // their gradient): Gather takes rows of its first input along axis 0 at
+  // its int64 indices (attribute `gather`: 0); Scatter writes a copy of its
+  // first input with the slices of its third at its second's int64 index
+  // tuples (attribute `scatter`: "add" adds them up in order, as np.add.at;
+  // "none" sets them, the last one winning). Indices may be negative (from
+  // the end); one out of range fails the run, as ONNX Runtime's nodes do.
+  enum class Indexed { None, Gather, ScatterSet, ScatterAdd };
+  Indexed indexed = Indexed::None;
+
+  // A stage that gives its one input another shape (the core merges ONNX's
+  // Reshape, Squeeze and Unsqueeze so; attribute `reshape`): per output axis
+  // a size >= 0, -1 for the size the element count leaves, or -2 - k for the
+  // size of input axis k; `ones`: input axes that must have size 1 (a
+  // Squeeze's). A value only later stages read is the input's memory.
+  bool reshapes = false;
+  std::vector<int64_t> reshape, ones;
+
   Program program;
   int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes;
@@ -63,11 +82,12 @@ struct ElemwiseStage {
 
   size_t num_outputs() const {
     if (loop) return loop->num_state + (loop->until >= 0 ? 1 : 0);
-    return reduce != Reduce::None ? 1 : program.outputs.size();
+    return reduce != Reduce::None || indexed != Indexed::None || reshapes ? 1 : program.outputs.size();
   }
   DType output_dtype(size_t j) const {
     if (loop) return loop->body.registers[0];
-    return reduce != Reduce::None ? input_dtypes[0] : program.registers[static_cast<size_t>(program.outputs[j])];
+    if (reduce != Reduce::None || indexed != Indexed::None || reshapes) return input_dtypes[0];
+    return program.registers[static_cast<size_t>(program.outputs[j])];
   }
 };
 

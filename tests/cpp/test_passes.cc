@@ -797,6 +797,121 @@ TEST(MergeKernelStages, OnlyCastsThatKeepEveryValueAreStages) {
   for (auto [from, to] : rounding) EXPECT_FALSE(merged(from, to)) << dtype_name(from) << " -> " << dtype_name(to);
 }
 
+// A hierarchical model's shape: a[idx] per observation (ONNX's Gather), a
+// kernel node of the observations' terms, and the gradient of a[idx] added
+// back at idx (ScatterND, reduction add): one node, the Gather and the
+// ScatterND its stages (attributes gather and scatter), the indices its inputs.
+TEST(MergeKernelStages, GathersAndScattersAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* a = g.input("a", DType::Float64, sym({Dim::named("groups")}));
+  Value* idx = g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{0, 2, 1, 2}, {4}));
+  Value* per_observation = g.op1("Gather", {a, idx}, {{"axis", int64_t{0}}});
+  Value* terms = program_node(g, {per_observation});
+  Value* base = program_node(g, {a});
+  Value* tuples = g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{0, 2, 1, 2}, {4, 1}));
+  Value* grad = g.op1("ScatterND", {base, tuples, terms}, {{"reduction", std::string("add")}});
+  g.output(terms, "terms");
+  g.output(grad, "grad");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Node* node = grad->producer;
+  EXPECT_EQ(node->op_type, "Elemwise_float64");
+  std::vector<std::string> kinds;
+  for (int64_t s = 0; s < node->attrs.get_int("stages", 0); ++s) {
+    if (node->attrs.has(stage_attribute("gather", s))) kinds.push_back("gather");
+    if (const auto scatter = node->attrs.get_string(stage_attribute("scatter", s))) kinds.push_back("scatter " + *scatter);
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"gather", "scatter add"}));
+  EXPECT_EQ(std::count(node->inputs.begin(), node->inputs.end(), idx), 1);
+  EXPECT_EQ(std::count(node->inputs.begin(), node->inputs.end(), tuples), 1);
+  // The shapes, inferred again from the stages.
+  for (Value* out : node->outputs) out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  EXPECT_EQ(sizes_of(terms), (std::vector<int64_t>{4}));
+  ASSERT_TRUE(grad->shape);
+  EXPECT_TRUE((*grad->shape)[0].same_as(Dim::named("groups")));
+}
+
+// What a stage cannot do stays ONNX's: a Gather along another axis or of
+// int32 indices, a ScatterND that multiplies, or of index tuples of unknown
+// length.
+TEST(MergeKernelStages, OtherGathersAndScattersStayNodes) {
+  GraphBuilder g(18);
+  Value* m = g.input("m", DType::Float64, shape_of_sizes({3, 4}));
+  Value* a = program_node(g, {m});
+  Value* idx32 = g.input("idx32", DType::Int32, shape_of_sizes({2}));
+  Value* tuples = g.input("tuples", DType::Int64, sym({Dim::named("n"), Dim::named("k")}));
+  Value* one = g.constant(Tensor::from_values(DType::Int64, std::vector<int64_t>{1}, {1, 1}));
+  Value* rows = g.input("rows", DType::Float64, shape_of_sizes({1, 4}));
+  g.output(program_node(g, {g.op1("Gather", {a, g.int64s({0, 1})}, {{"axis", int64_t{1}}})}), "columns");
+  g.output(program_node(g, {g.op1("Gather", {a, idx32}, {{"axis", int64_t{0}}})}), "int32");
+  g.output(g.op1("ScatterND", {a, one, rows}, {{"reduction", std::string("mul")}}), "mul");
+  g.output(g.op1("ScatterND", {a, tuples, rows}), "unknown_tuples");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Gather"), 2u);
+  EXPECT_EQ(count(g.graph(), "ScatterND"), 2u);
+}
+
+// A kernel node's output squeezed, unsqueezed and viewed flat, then
+// gathered (a factorization's diagonal is read so) for a kernel node: one
+// node whose stages are the Squeeze, Unsqueeze and Reshape (attribute
+// `reshape`: per output axis a size, -1, or -2 - k for input axis k;
+// `reshape_ones`: axes a Squeeze drops). A Reshape of a run-time target
+// stays ONNX's, and so does ONNX's arithmetic.
+TEST(MergeKernelStages, ReshapesAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* m = g.input("m", DType::Float64, sym({Dim::named("n"), Dim::known(1), Dim::known(3)}));
+  Value* rows = g.op1("Squeeze", {program_node(g, {m}), g.int64s({1})});  // (n, 3)
+  Value* flat = g.op1("Reshape", {g.op1("Unsqueeze", {rows, g.int64s({0})}), g.int64s({-1})});  // (1, n, 3), (3n)
+  Value* picked = g.op1("Gather", {flat, g.input("positions", DType::Int64, sym({Dim::named("k")}))},
+                        {{"axis", int64_t{0}}});
+  Value* out = program_node(g, {picked});
+  g.output(out, "out");
+  Value* target = g.input("target", DType::Int64, shape_of_sizes({2}));
+  g.output(program_node(g, {g.op1("Reshape", {out, target})}), "run_time_target");
+  g.output(program_node(g, {g.op1("Mul", {out, out})}), "arithmetic");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Reshape"), 1u);
+  EXPECT_EQ(count(g.graph(), "Mul"), 1u);
+  EXPECT_EQ(count(g.graph(), "Gather") + count(g.graph(), "Unsqueeze") + count(g.graph(), "Squeeze"), 0u);
+  const Node* node = out->producer;
+  std::vector<std::vector<int64_t>> maps, ones;
+  for (int64_t s = 0; s < node->attrs.get_int("stages", 0); ++s) {
+    if (auto map = node->attrs.get_ints(stage_attribute("reshape", s))) maps.push_back(*map);
+    if (auto axes = node->attrs.get_ints(stage_attribute("reshape_ones", s))) ones.push_back(*axes);
+  }
+  EXPECT_EQ(maps, (std::vector<std::vector<int64_t>>{{-2, -4}, {1, -2, -3}, {-1}}));
+  EXPECT_EQ(ones, (std::vector<std::vector<int64_t>>{{1}}));
+  // The shapes, inferred again from the stages.
+  out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape);
+  ASSERT_EQ(out->shape->size(), 1u);
+  EXPECT_TRUE((*out->shape)[0].same_as(Dim::named("k")));
+}
+
+// A node merged in the earlier node's place (a reader of that node's output
+// lies between them) takes, from there, a Reshape before that place: the
+// walk goes on from the merged node.
+TEST(MergeKernelStages, AMergeInTheEarlierPlaceGoesOnFromThere) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* m = g.input("m", DType::Float64, shape_of_sizes({3, 3}));
+  Value* flat = g.op1("Reshape", {g.op1("Sin", {m}), g.int64s({-1})});
+  Value* picked = g.op1("Gather", {flat, g.int64s({0, 4, 8})}, {{"axis", int64_t{0}}});
+  Value* between = g.op1("Sin", {picked});  // (reads the Gather's output before the kernel node)
+  Value* out = program_node(g, {picked});
+  g.output(between, "between");
+  g.output(out, "out");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Reshape") + count(g.graph(), "Gather"), 0u);
+  EXPECT_EQ(picked->producer, out->producer);
+}
+
 TEST(MergeKernelStages, MalformedWiringIsRefusedWhenBuilt) {
   GraphBuilder g(18);
   g.require_domain(kKernelDomain, kKernelDomainVersion);

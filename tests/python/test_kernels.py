@@ -498,12 +498,12 @@ def test_malformed_loop_stages_fail_the_session(changes, message):
 
 
 @pytest.mark.parametrize("fn_name", ["gammaincc", "gammainc"])
-def test_incomplete_gamma_gradients_are_one_kernel_node(rng, fn_name):
+def test_incomplete_gamma_gradients_run_their_loops_as_stages(rng, fn_name):
     # PyTensor differentiates gammainc(c) in k with ScalarLoops between the
     # element-wise programs that feed and read them, the loops' step counts
-    # and until flags through Casts: the core merges all of it into one
-    # node (src/core/passes/merge_kernel_stages.h), a censored Gamma
-    # model's log-density and gradient (tests/python/pymc_models.py).
+    # and until flags through Casts: the core merges them into the kernel
+    # node around them (src/core/passes/merge_kernel_stages.h), as in a
+    # censored Gamma model's log-density and gradient (pymc_models.py).
     k, x = pt.dvector("k"), pt.dvector("x")
     fn_ = getattr(pt, fn_name)
     outputs = [fn_(k, x).sum(), *pt.grad(pt.log(fn_(k, x)).sum(), [k, x])]
@@ -511,8 +511,187 @@ def test_incomplete_gamma_gradients_are_one_kernel_node(rng, fn_name):
     fn, _ = compare_onnx_and_py([k, x], outputs, values, rtol=1e-10)
     nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
     assert not [n.op_type for n in nodes if n.op_type.startswith("ScalarLoop_")]
-    loops = [s for s in stages(fn) if "num_state" in s]
-    assert len(loops) == 2, [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    # (PyTensor 2.38 writes some of these loops in forms the kernels do not
+    # run, which stay ONNX Loops; the loops they run are stages.)
+    assert [s for s in stages(fn) if "num_state" in s], [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_gathers_and_scatters_are_stages_of_the_kernel_node(rng, dtype):
+    # A hierarchical model's shape: group effects a[idx] per observation
+    # (ONNX's Gather), the observations' terms, and a gradient that adds
+    # them back at idx (inc_subtensor: ScatterND, reduction add), one node
+    # of stages (src/core/passes/merge_kernel_stages.h); a set_subtensor at
+    # repeated indices (the last one wins) and negative indices too.
+    a, obs = pt.vector("a", dtype=dtype), pt.vector("obs", dtype=dtype)
+    idx = np.array([0, 2, 1, 2, -1, 0, 3, 3])
+    terms = (obs - a[idx]) * 3
+    base = a * 2
+    outputs = [terms, pt.inc_subtensor(base[idx], terms), pt.set_subtensor(base[idx], terms)]
+    values = [rng.normal(size=4).astype(dtype) * 10, rng.normal(size=8).astype(dtype) * 10]
+    fn, results = compare_onnx_and_py([a, obs], outputs, values)
+    types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert "Gather" not in types and "ScatterND" not in types, types
+    kinds = {("gather" if "gather" in s else "scatter " + s["scatter"]) for s in stages(fn) if "gather" in s or "scatter" in s}
+    assert kinds == {"gather", "scatter add", "scatter none"}
+    # Repeats added in order, as np.add.at; the last repeat set.
+    want = values[0] * 2
+    np.add.at(want, idx, results[0])
+    np.testing.assert_array_equal(results[1], want)
+    assert results[2][3] == results[0][7] and results[2][0] == results[0][5]
+
+
+def test_an_index_out_of_range_in_a_gather_stage_raises_an_index_error(rng):
+    # The constant indices reach past a shorter array at run time: PyTensor
+    # raises an IndexError, and so does the merged node (the linker reads the
+    # kernel's "out of data bounds" as ONNX Runtime's Gather's).
+    a, obs = pt.vector("a"), pt.vector("obs")
+    out = ((obs - a[np.array([0, 3, 1])]) ** 2).sum()  # (not a slice: [0, 3] is a[0:6:3] to PyTensor)
+    fn = pytensor.function([a, obs], out, mode="ONNX")
+    assert any("gather" in s for s in stages(fn))
+    assert fn(np.arange(4.0), np.ones(3)) == 1.0 + 4.0 + 0.0
+    compare_raises([a, obs], [out], [np.arange(3.0), np.ones(3)], IndexError, "out of (data )?bounds")
+
+
+def _indexed_stage_session(**changes):
+    # A hand-made Elemwise_float64 node: stage 0 gathers rows of x (a
+    # matrix) at i, stage 1 adds 1, stage 2 scatters them (added) into x.
+    from onnx import TensorProto, helper
+
+    attrs = dict(
+        input_dtypes="float64 int64", gather=0,
+        input_dtypes_s1="float64", program_s1="Const float64 1.0;Add float64 0 1", output_registers_s1=[2],
+        input_dtypes_s2="float64 int64 float64", scatter_s2="add",
+        stages=3, stage_inputs=[0, 1, -1, 0, 2, -2], stage_outputs=[-1, -1, 0],
+    )
+    attrs.update(changes)
+    node = helper.make_node("Elemwise_float64", ["x", "i", "t"], ["y"], domain=kernels.DOMAIN,
+                            **{k: v for k, v in attrs.items() if v is not None})
+    session = _kernel_session(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None, None]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, [None]),
+         helper.make_tensor_value_info("t", TensorProto.INT64, [None, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [None, None])],
+    )
+    return session, node
+
+
+def test_indexed_stages_check_their_indices(rng):
+    session, node = _indexed_stage_session()
+    assert [s["sources"] for s in kernels.elemwise_stages(node)] == [[0, 1], [-1], [0, 2, -2]]
+    x = rng.normal(size=(3, 2))
+    i, t = np.array([2, -3, 2]), np.array([[1], [1], [0]])
+    (y,) = session.run(None, {"x": x, "i": i, "t": t})
+    want = x.copy()
+    np.add.at(want, t[:, 0], x[i] + 1.0)
+    np.testing.assert_array_equal(y, want)
+    (empty,) = session.run(None, {"x": x, "i": np.zeros(0, np.int64), "t": np.zeros((0, 1), np.int64)})
+    np.testing.assert_array_equal(empty, x)
+    with pytest.raises(Exception, match="index 3 is out of data bounds of axis 0 of size 3"):
+        session.run(None, {"x": x, "i": np.array([3, 0, 0]), "t": t})
+    with pytest.raises(Exception, match="index -4 is out of data bounds"):
+        session.run(None, {"x": x, "i": i, "t": np.array([[0], [-4], [0]])})
+    with pytest.raises(Exception, match="updates must have the indices' shape"):
+        session.run(None, {"x": x, "i": i, "t": np.array([[0], [1]])})
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(gather=1), "attribute 'gather' must be 0"),
+        (dict(input_dtypes="float64 int32"), "of a gather must be the data's dtype, then int64"),
+        (dict(scatter_s2="mul"), "attribute 'scatter_s2' is 'mul'; it must be 'add' or 'none'"),
+        (dict(input_dtypes_s2="float64 int64 float32"), "of a scatter must be the data's dtype"),
+    ],
+)
+def test_malformed_indexed_stages_fail_the_session(changes, message):
+    with pytest.raises(Exception, match=message):
+        _indexed_stage_session(**changes)
+
+
+def _reshape_stage_session(**changes):
+    # A hand-made Elemwise_float64 node: stage 0 doubles x (a matrix), stage
+    # 1 reshapes it by a map (attribute `reshape`), stage 2 adds 1; the
+    # reshaped value is output 0 (copied into ONNX Runtime's tensor), the sum
+    # output 1 (read from the doubled values' memory).
+    from onnx import AttributeProto, TensorProto, helper
+
+    attrs = dict(
+        input_dtypes="float64", program="Const float64 2.0;Mul float64 0 1", output_registers=[2],
+        input_dtypes_s1="float64", reshape_s1=[-1, -3],
+        input_dtypes_s2="float64", program_s2="Const float64 1.0;Add float64 0 1", output_registers_s2=[2],
+        stages=3, stage_inputs=[0, -1, -2], stage_outputs=[-1, 0, 1],
+    )
+    attrs.update(changes)
+    node = helper.make_node("Elemwise_float64", ["x"], ["r", "y"], domain=kernels.DOMAIN,
+                            **{k: v for k, v in attrs.items() if v is not None and v != []})
+    # (An empty map, a reshape to 0-d: an ints attribute without entries.)
+    node.attribute.extend(helper.make_attribute(k, [], attr_type=AttributeProto.INTS) for k, v in attrs.items() if v == [])
+    session = _kernel_session(
+        [node], [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None, None])],
+        [helper.make_tensor_value_info("r", TensorProto.DOUBLE, None),
+         helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)],
+    )
+    return session, node
+
+
+def test_a_reshape_stage_gives_its_input_another_shape(rng):
+    session, _ = _reshape_stage_session()
+    for shape in ((2, 3), (1, 5), (0, 4)):
+        x = rng.normal(size=shape)
+        r, y = session.run(None, {"x": x})
+        # (-1, then input axis 1's size: (rows, cols) stays (rows, cols) by the count.)
+        np.testing.assert_array_equal(r, (x * 2.0).reshape(-1, shape[1]))
+        np.testing.assert_array_equal(y, r + 1.0)
+    # (-1 beside axes of no elements is no size, as ONNX Runtime's Reshape and NumPy say.)
+    with pytest.raises(Exception, match=r"cannot reshape an array of 0 elements into shape \(-1, 0\)"):
+        session.run(None, {"x": np.ones((4, 0))})
+    # A flat view, a 0-d value, a squeeze that finds an axis of size 3.
+    flat, _ = _reshape_stage_session(reshape_s1=[-1])
+    x = rng.normal(size=(3, 4))
+    np.testing.assert_array_equal(flat.run(None, {"x": x})[0], (x * 2.0).ravel())
+    scalar, _ = _reshape_stage_session(reshape_s1=[], reshape_ones_s1=[0, 1])
+    assert scalar.run(None, {"x": np.array([[1.5]])})[1].shape == ()
+    with pytest.raises(Exception, match="a squeeze drops axis 1, which does not have size 1"):
+        scalar.run(None, {"x": np.ones((1, 3))})
+    fixed, _ = _reshape_stage_session(reshape_s1=[5, -1])
+    with pytest.raises(Exception, match=r"cannot reshape an array of 6 elements into shape \(5, -1\)"):
+        fixed.run(None, {"x": np.ones((2, 3))})
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(reshape_s1=[-1, -1]), "attribute 'reshape_s1' must give each output axis a size, -1 \\(at most once\\)"),
+        (dict(reshape_s1=[-5]), None),  # (input axis 3 of a matrix: fails the run)
+    ],
+)
+def test_malformed_reshape_stages_fail(changes, message):
+    if message is not None:
+        with pytest.raises(Exception, match=message):
+            _reshape_stage_session(**changes)
+        return
+    session, _ = _reshape_stage_session(**changes)
+    with pytest.raises(Exception, match="reads the size of axis 3 of an input of rank 2"):
+        session.run(None, {"x": np.ones((2, 2))})
+
+
+def test_reshapes_between_kernel_nodes_are_stages(rng):
+    # The diagonal of a Cholesky factor as PyTensor reads it (a flat view
+    # and a Gather of every (n + 1)-th element), its log summed: stages of
+    # the kernel node after the factorization
+    # (src/core/passes/merge_kernel_stages.h), on both paths.
+    a = pt.tensor("a", shape=(4, 4))  # (static: no run-time shape checks beside)
+    spd = a @ a.T + 3 * pt.eye(4)
+    chol = pt.linalg.cholesky(spd)
+    out = pt.log(pt.diagonal(chol)).sum() * 2.0 + pt.exp(a).sum()
+    fn, _ = compare_onnx_and_py([a], [out, pt.grad(out, a)], [rng.normal(size=(4, 4))])
+    nodes = fn.maker.linker.onnx_model.graph.node
+    (factor,) = [n.output[0] for n in nodes if n.op_type.startswith("Cholesky_")]
+    readers = [n.op_type for n in nodes if factor in n.input]
+    assert "Reshape" not in readers and "Elemwise_float64" in readers, readers
+    assert any(s.get("reshape") == [-1] for s in stages(fn)) and any("gather" in s for s in stages(fn))
 
 
 @pytest.mark.parametrize("shape, axis", [((5, 7), 0), ((5, 7), 1), ((300, 40), 0), ((300, 40), -1), ((1, 9), 0),

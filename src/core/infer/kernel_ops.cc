@@ -167,6 +167,42 @@ size_t words(const std::string& text) {
 // is padded with 1s.
 std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, const std::vector<const Shape*>& inputs,
                                             size_t n_outputs) {
+  if (node.attrs.has(stage_attribute("gather", stage))) {  // data[indices] along axis 0 (merge_kernel_stages.h)
+    if (inputs.size() != 2 || !inputs[0] || !*inputs[0] || (*inputs[0])->empty() || !inputs[1] || !*inputs[1]) {
+      return {std::nullopt};
+    }
+    std::vector<Dim> shape(**inputs[1]);
+    shape.insert(shape.end(), (*inputs[0])->begin() + 1, (*inputs[0])->end());
+    return {Shape(std::move(shape))};
+  }
+  if (node.attrs.has(stage_attribute("scatter", stage))) {  // the data's shape
+    return {inputs.empty() || !inputs[0] ? Shape(std::nullopt) : *inputs[0]};
+  }
+  if (const auto map = node.attrs.get_ints(stage_attribute("reshape", stage))) {  // merge_kernel_stages.h
+    const Shape in = inputs.empty() || !inputs[0] ? Shape(std::nullopt) : *inputs[0];
+    std::vector<Dim> out;
+    int64_t known = 1, left = -1;
+    for (int64_t m : *map) {
+      if (m >= 0) {
+        out.push_back(Dim::known(m));
+        known *= m;
+      } else if (m == -1) {
+        left = static_cast<int64_t>(out.size());
+        out.push_back(Dim::unknown());
+      } else {
+        const auto k = static_cast<size_t>(-2 - m);
+        out.push_back(in && k < in->size() ? (*in)[k] : Dim::unknown());
+        if (out.back().is_known()) known *= out.back().size;
+        else known = -1;
+      }
+    }
+    if (left >= 0 && known > 0 && in && std::all_of(in->begin(), in->end(), [](const Dim& d) { return d.is_known(); })) {
+      int64_t total = 1;
+      for (const Dim& d : *in) total *= d.size;
+      out[static_cast<size_t>(left)] = Dim::known(total / known);
+    }
+    return {Shape(std::move(out))};
+  }
   if (node.attrs.has(stage_attribute("reduce", stage))) {  // a reduction stage (merge_kernel_stages.h)
     const Shape* in = inputs.empty() ? nullptr : inputs[0];
     if (!in || !*in) return {std::nullopt};
@@ -225,7 +261,9 @@ const std::vector<std::string>& stage_attribute_names() {
                                                  "output_reductions", "sum_chunk", "rank",
                                                  "strict_axes", "dim_inputs",  "input_axes",
                                                  "reduce",     "axes",         "keepdims",
-                                                 "num_state",  "next_state",   "until"};
+                                                 "num_state",  "next_state",   "until",
+                                                 "gather",     "scatter",      "reshape",
+                                                 "reshape_ones"};
   return names;
 }
 
@@ -238,7 +276,10 @@ size_t stage_input_count(const Node& node, size_t stage) {
 }
 
 size_t stage_output_count(const Node& node, size_t stage) {
-  if (node.attrs.has(stage_attribute("reduce", stage))) return 1;
+  if (node.attrs.has(stage_attribute("reduce", stage)) || node.attrs.has(stage_attribute("gather", stage)) ||
+      node.attrs.has(stage_attribute("scatter", stage)) || node.attrs.has(stage_attribute("reshape", stage))) {
+    return 1;
+  }
   if (is_loop_stage(node, stage)) {
     const int64_t state = std::max<int64_t>(0, node.attrs.get_int(stage_attribute("num_state", stage), 0));
     return static_cast<size_t>(state) + (node.attrs.get_int(stage_attribute("until", stage), -1) >= 0 ? 1 : 0);

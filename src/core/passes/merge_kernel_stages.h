@@ -15,8 +15,10 @@ namespace pytensor_onnx {
 // share one). The merged node takes the later node's place. Returns true if
 // the graph changed (the merged nodes' own outputs are left for the
 // dead-node pass). Reductions (ReduceSum of float64 over constant axes, the
-// Reduce kernel), ScalarLoop kernel nodes and ONNX Casts that keep every
-// value (to or from bool, widenings) are stages too, merged with an Elemwise
+// Reduce kernel), ScalarLoop kernel nodes, ONNX Casts that keep every
+// value (to or from bool, widenings), Gathers along axis 0 and ScatterNDs
+// (set or add) of int64 indices, and Reshapes of constant targets, Squeezes
+// and Unsqueezes of constant axes are stages too, merged with an Elemwise
 // kernel node (two of them alone stay nodes).
 bool merge_kernel_stages(Graph& graph);
 }  // namespace pytensor_onnx
