@@ -306,6 +306,8 @@ LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX = not issubclass(LogSoftmax, OpFromGraph)
 #: The gradient Op of ``Softmax`` on 2.38 (``None`` on 3.x, where the
 #: gradient is an ordinary graph).
 SoftmaxGrad = getattr(_special, "SoftmaxGrad", None)
+# PyTensor 3.x: logsumexp is an op (its graph inlined at specialize); 2.38 builds log(sum(exp(x))).
+LogSumExp = getattr(_special, "LogSumExp", None)
 
 
 #: Names of the canonicalize rewrites that turn ``JoinDims``/``SplitDims``

@@ -38,7 +38,13 @@ from pytensor.tensor.rewriting.basic import constant_folding
 from pytensor.tensor.rewriting.elemwise import constant_fold_branches_of_add_mul
 from pytensor.tensor.rewriting.math import local_sigm_times_exp
 
-from pytensor_onnx.compat import SCAN_SAVE_MEM_WITHOUT_PREALLOC, linalg_op_class, scan_args, solve_splitting_rewriters
+from pytensor_onnx.compat import (
+    SCAN_SAVE_MEM_WITHOUT_PREALLOC,
+    LogSumExp,
+    linalg_op_class,
+    scan_args,
+    solve_splitting_rewriters,
+)
 
 
 def _quotient(var):
@@ -144,6 +150,51 @@ def local_onnx_reduce_vector_of_bools(fgraph, node):
 
 if "local_onnx_reduce_vector_of_bools" not in optdb["canonicalize"].__db__:
     optdb["canonicalize"].register("local_onnx_reduce_vector_of_bools", local_onnx_reduce_vector_of_bools, "onnx")
+
+
+# ``exp`` of integers computes in floats (PyTensor upcasts its output), but
+# PyTensor's stabilizing rewrites subtract before it in the integers' dtype:
+# ``local_log_sum_exp`` makes ``log(sum(exp(x)))`` into
+# ``m + log(sum(exp(x - m)))`` with ``m = max(x)``, where ``x - m`` of
+# unsigned integers wraps (logsumexp of uint32 [1, 0] gave -inf;
+# FUZZ_SEED=2797303143; PyTensor's own FAST_RUN raises OverflowError there)
+# and of int64 extremes overflows. Casting an integer ``exp``'s input to the
+# output's float dtype first gives the same values, and the stabilizing
+# rewrites then subtract in floats.
+@node_rewriter([Elemwise])
+def local_onnx_exp_of_integers(fgraph, node):
+    if not isinstance(node.op.scalar_op, ps.Exp):
+        return None
+    [x] = node.inputs
+    out_dtype = node.outputs[0].type.dtype
+    if x.type.dtype == out_dtype or not (x.type.dtype.startswith(("int", "uint")) or x.type.dtype == "bool"):
+        return None
+    return [node.op(cast(x, out_dtype))]
+
+
+if "local_onnx_exp_of_integers" not in optdb["canonicalize"].__db__:
+    optdb["canonicalize"].register("local_onnx_exp_of_integers", local_onnx_exp_of_integers, "onnx")
+
+
+# PyTensor 3.x's LogSumExp of integers computes in floats (its maximum goes
+# through a float Switch), but once inlined, ``x - logsumexp(x)`` becomes
+# ``LogSoftmax(x)`` (PyTensor's local_logsoftmax), whose ``x - max(x)`` is
+# integer arithmetic: of unsigned integers it wraps (-inf for uint32 [1, 0];
+# FUZZ_SEED=2797303143, where the graph as written gives -1.27 and PyTensor's
+# FAST_RUN raises OverflowError). LogSumExp of the input cast to the output's
+# float dtype is the same value, and no integer LogSoftmax is made of it.
+if LogSumExp is not None:
+
+    @node_rewriter([LogSumExp])
+    def local_onnx_logsumexp_of_integers(fgraph, node):
+        [x] = node.inputs
+        out_dtype = node.outputs[0].type.dtype
+        if x.type.dtype.startswith("float") or not out_dtype.startswith("float"):
+            return None
+        return [type(node.op)(axis=node.op.axis)(cast(x, out_dtype))]
+
+    if "local_onnx_logsumexp_of_integers" not in optdb["canonicalize"].__db__:
+        optdb["canonicalize"].register("local_onnx_logsumexp_of_integers", local_onnx_logsumexp_of_integers, "onnx")
 
 
 # A sum of a checked value is the check of its sum: PyMC's bounded

@@ -129,3 +129,25 @@ def test_gaussian_process_marginal_likelihood_matches_pymc():
     feed = {i.name: np.asarray(point[i.name]) for i in session.get_inputs()}
     got = session.run(None, feed)
     assert _relative(got[0], want_logp) <= 1e-12, (got[0], want_logp)
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "uint8", "int64"])
+def test_logsumexp_of_integers_is_taken_in_floats(dtype):
+    # logsumexp of integers computes in floats as written, but PyTensor's
+    # rewrites subtract the maximum in the integers' dtype: ``x - logsumexp(x)``
+    # became an integer LogSoftmax, and the stabilized ``log(sum(exp(x)))``
+    # subtracts before exp; x - max(x) of unsigned integers wraps (-inf for
+    # uint32 [1, 0]; FUZZ_SEED=2797303143). Mode ONNX's rewrites cast first
+    # (rewriting.local_onnx_logsumexp_of_integers, local_onnx_exp_of_integers).
+    from pytensor_onnx.testing import compare_onnx_and_py
+
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    outputs = [x - pt.logsumexp(x, keepdims=True), pt.log(pt.sum(pt.exp(x), axis=1))]
+    value = np.array([[1, 0, 3], [0, 0, 2]], dtype=dtype)
+    if dtype == "int64":
+        value[0, 0] = np.iinfo(np.int64).min  # (x - max(x) would overflow)
+    _, results = compare_onnx_and_py([x], outputs, [value])
+    as_floats = value.astype(np.float64)
+    shifted = as_floats - as_floats.max()
+    rtol = 1e-6 if results[0].dtype == np.float32 else 1e-13  # (uint8's exp is float32)
+    np.testing.assert_allclose(results[0], shifted - np.log(np.exp(shifted).sum()), rtol=rtol)
