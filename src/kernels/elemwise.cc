@@ -327,12 +327,7 @@ ElemwiseStage parse_indexed_stage(const Ort::ConstKernelInfo& info, size_t s, in
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
   ElemwiseStage stage;
   using Indexed = ElemwiseStage::Indexed;
-  const std::string dtypes = info.GetAttribute<std::string>(name("input_dtypes").c_str());
-  for (size_t at = 0; at < dtypes.size();) {
-    const size_t end = std::min(dtypes.find(' ', at), dtypes.size());
-    if (end > at) stage.input_dtypes.push_back(dtype_from_name(dtypes.substr(at, end - at)));
-    at = end + 1;
-  }
+  stage.input_dtypes = parse_dtypes(info.GetAttribute<std::string>(name("input_dtypes").c_str()));
   const size_t n = stage.input_dtypes.size();
   const DType data = n > 0 ? stage.input_dtypes[0] : DType::Int64;
   if (scatter.empty()) {
@@ -779,7 +774,11 @@ void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
       }
       shape.push_back(in.shape[k]);
     }
-    known *= static_cast<size_t>(shape.back());
+    // (A hand-made map's sizes could overflow the count: refused, never
+    // taken as a shape that fits.)
+    if (__builtin_mul_overflow(known, static_cast<size_t>(shape.back()), &known)) {
+      throw std::invalid_argument("a reshape's sizes overflow the element count");
+    }
   }
   for (int64_t axis : stage.ones) {
     if (axis < 0 || static_cast<size_t>(axis) >= in.shape.size() || in.shape[static_cast<size_t>(axis)] != 1) {
@@ -788,7 +787,7 @@ void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
   }
   // (-1 takes the count the other axes leave, which must be a whole number
   // of them, and they must hold some: ONNX Runtime's Reshape, and NumPy's.)
-  const bool fits = left < 0 ? element_count(shape) == count : known > 0 && count % known == 0;
+  const bool fits = left < 0 ? known == count : known > 0 && count % known == 0;
   if (left >= 0 && fits) shape[static_cast<size_t>(left)] = static_cast<int64_t>(count / known);
   if (!fits) {
     std::string dims;

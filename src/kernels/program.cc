@@ -125,10 +125,16 @@ void assign_slots(Program& p) {
 
 }  // namespace
 
+std::vector<DType> parse_dtypes(const std::string& names) {
+  std::vector<DType> dtypes;
+  for (const std::string& name : words(names)) dtypes.push_back(dtype_from_name(name));
+  return dtypes;
+}
+
 Program parse_program(const std::string& input_dtypes, const std::string& text, const std::vector<int64_t>& outputs) {
   Program p;
-  for (const std::string& name : words(input_dtypes)) {
-    p.registers.push_back(dtype_from_name(name));
+  for (DType dtype : parse_dtypes(input_dtypes)) {
+    p.registers.push_back(dtype);
     p.is_constant.push_back(false);
     p.constant_bits.push_back(0);
   }

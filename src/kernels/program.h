@@ -70,6 +70,10 @@ struct Program {
   size_t num_inputs_ = 0;
 };
 
+// The dtypes of a space-separated list ("float64 int64"), as attribute
+// `input_dtypes` gives them; throws std::invalid_argument for an unknown name.
+std::vector<DType> parse_dtypes(const std::string& names);
+
 // Parses and checks a program; throws std::invalid_argument naming the
 // instruction that is wrong.
 Program parse_program(const std::string& input_dtypes, const std::string& text, const std::vector<int64_t>& outputs);

@@ -655,6 +655,9 @@ def test_a_reshape_stage_gives_its_input_another_shape(rng):
     assert scalar.run(None, {"x": np.array([[1.5]])})[1].shape == ()
     with pytest.raises(Exception, match="a squeeze drops axis 1, which does not have size 1"):
         scalar.run(None, {"x": np.ones((1, 3))})
+    huge, _ = _reshape_stage_session(reshape_s1=[2**40, 2**40, 0])  # (2**80 wraps to 0 in 64 bits: never "fits")
+    with pytest.raises(Exception, match="a reshape's sizes overflow the element count"):
+        huge.run(None, {"x": np.ones((0, 3))})
     fixed, _ = _reshape_stage_session(reshape_s1=[5, -1])
     with pytest.raises(Exception, match=r"cannot reshape an array of 6 elements into shape \(5, -1\)"):
         fixed.run(None, {"x": np.ones((2, 3))})
