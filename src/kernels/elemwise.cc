@@ -12,6 +12,7 @@
 #include "evaluate.h"
 #include "reduce.h"
 #include "status.h"
+#include "thread_instance.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -41,6 +42,7 @@ struct RunBuffers {
   std::vector<std::optional<DType>> node_dtypes;
   std::vector<ArrayArg> values;
   std::vector<std::vector<double>> scratch;
+  std::vector<int64_t> array_shape;  // an input's shape as an array (read_as_view)
 };
 
 // The inputs of a ScalarLoop node as arrays, checked against the dtypes its
@@ -80,9 +82,9 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes,
 // the view the node reads (attribute `input_axes`): `axes[j]` is the output
 // axis that axis j of the array runs along, or -1 where the view drops an
 // axis, which must then have size 1 (the Squeeze it replaced would fail
-// otherwise). `arg` becomes the view: a shape of `rank` dims and its strides.
-void read_as_view(ArrayArg& arg, size_t i, const std::vector<int64_t>& axes, size_t rank) {
-  thread_local std::vector<int64_t> own;
+// otherwise). `arg` becomes the view: a shape of `rank` dims and its strides;
+// `own` (the caller's buffer) keeps the array's shape.
+void read_as_view(ArrayArg& arg, size_t i, const std::vector<int64_t>& axes, size_t rank, std::vector<int64_t>& own) {
   own = arg.shape;
   auto fail = [&](const std::string& why) {
     throw std::invalid_argument("input " + std::to_string(i) + " of shape " + shape_text(own) + " " + why);
@@ -825,7 +827,7 @@ void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuff
 
 void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
-  thread_local RunBuffers run;
+  RunBuffers& run = thread_instance<RunBuffers>();
   read_node_inputs(ctx, input_dtypes_, constant_inputs_, same_value_as_, run);
   if (ctx.GetOutputCount() != num_outputs_) {
     throw std::invalid_argument("the program has " + std::to_string(num_outputs_) + " outputs, the node " +
@@ -862,7 +864,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
       if (stage.input_axes[i]) {
         const int64_t source = stage.sources[i];
         read_as_view(run.inputs[i], source >= 0 ? static_cast<size_t>(source) : i, *stage.input_axes[i],
-                     static_cast<size_t>(stage.rank));
+                     static_cast<size_t>(stage.rank), run.array_shape);
       }
     }
     output_shape(run.inputs, stage.rank, run.shapes, run.shape);
@@ -905,7 +907,7 @@ OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
 
 void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
-  thread_local RunBuffers run;
+  RunBuffers& run = thread_instance<RunBuffers>();
   read_inputs(ctx, input_dtypes_, constant_inputs_, run);
   output_shape(run.inputs, rank_, run.shapes, run.shape);
   make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "pairwise.h"
+#include "thread_instance.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
@@ -234,10 +235,9 @@ void plan_leaf_blocks(Call& call, size_t chunk) {
 }
 
 // What the blocks of a run need besides the Call, per thread: concurrent
-// runs of one session share the program, never the scratch. One
-// thread_local for all of them, as each thread_local of a shared library is
-// a __tls_get_addr call (~3% of a PyMC-sized graph's run when they were
-// read block by block).
+// runs of one session share the program, never the scratch. One object
+// per thread for all of them (thread_instance.h), fetched once per run of
+// blocks.
 struct BlockScratch {
   std::vector<uint64_t> slots;        // kBlock 8-byte elements per slot of the program
   std::vector<Operand> operands;      // per register (interpreted programs)
@@ -293,8 +293,7 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
 
 void run_blocks(const Call& call, size_t first_block, size_t last_block) {
   const Program& p = *call.program;
-  thread_local BlockScratch scratch_of_thread;
-  BlockScratch& scratch = scratch_of_thread;
+  BlockScratch& scratch = thread_instance<BlockScratch>();
   const size_t words = static_cast<size_t>(p.num_slots) * kBlock;
   if (scratch.slots.size() < words) scratch.slots.resize(words);
   std::vector<Operand>& operands = scratch.operands;
@@ -498,8 +497,7 @@ void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::
   // One Call per thread, its vectors reused from run to run: a PyMC-sized
   // node is a few hundred ns of work, and a dozen allocations cost as much.
   // (Pool threads only read the calling thread's Call.)
-  static thread_local Call this_thread_call;
-  Call& call = this_thread_call;
+  Call& call = thread_instance<Call>();
   call.program = &p;
   call.out_shape.assign(out_shape.begin(), out_shape.end());
   size_t size = 1;

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "thread_instance.h"
+
 namespace pytensor_onnx::kernels {
 namespace {
 
@@ -107,13 +109,20 @@ void copy_lanes(char* dst, const char* src, size_t count, size_t item) {
   }
 }
 
+// What run_elements keeps from run to run, per thread (thread_instance.h).
+struct LoopScratch {
+  LaneRegisters regs;
+  std::vector<uint64_t> next;     // the next state, per lane
+  std::vector<Operand> args;      // each instruction's operands
+  std::vector<size_t> arg_start;  // where instruction k's are in args
+};
+
 void run_elements(const LoopCall& call, size_t first, size_t last) {
   const LoopProgram& loop = *call.loop;
   const Program& body = loop.body;
   const size_t n_in = call.data.size();
-  // (Thread-locals bound once: each use of one costs a lookup in a shared library.)
-  thread_local LaneRegisters regs_of_thread;
-  LaneRegisters& regs = regs_of_thread;
+  LoopScratch& scratch = thread_instance<LoopScratch>();
+  LaneRegisters& regs = scratch.regs;
   regs.reset(loop);
   // Constants fill every lane: the next state or the flag may be one.
   for (size_t r = 0; r < body.registers.size(); ++r) {
@@ -122,18 +131,15 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
       std::memcpy(regs.data(r) + lane * regs.itemsize(r), &body.constant_bits[r], regs.itemsize(r));
     }
   }
-  thread_local std::vector<uint64_t> next_of_thread;
-  std::vector<uint64_t>& next = next_of_thread;
+  std::vector<uint64_t>& next = scratch.next;
   next.assign(loop.num_state * kLanes, 0);
   // Per lane: the element it computes and its step count; lanes [0, active)
   // still loop, in no particular order.
   size_t element[kLanes];
   int64_t steps[kLanes];
   // Each instruction's operands, at args[arg_start[k]...].
-  thread_local std::vector<Operand> args_of_thread;
-  thread_local std::vector<size_t> arg_start_of_thread;
-  std::vector<Operand>& args = args_of_thread;
-  std::vector<size_t>& arg_start = arg_start_of_thread;
+  std::vector<Operand>& args = scratch.args;
+  std::vector<size_t>& arg_start = scratch.arg_start;
   args.clear();
   arg_start.assign(body.code.size(), 0);
   for (size_t k = 0; k < body.code.size(); ++k) {
