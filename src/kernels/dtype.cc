@@ -8,22 +8,14 @@ namespace {
 struct Entry {
   DType dtype;
   const char* name;
-  size_t size;
   int onnx;  // TensorProto.DataType
 };
 
 constexpr Entry kTable[kNumDTypes] = {
-    {DType::Bool, "bool", 1, 9},
-    {DType::Int8, "int8", 1, 3},
-    {DType::Int16, "int16", 2, 5},
-    {DType::Int32, "int32", 4, 6},
-    {DType::Int64, "int64", 8, 7},
-    {DType::UInt8, "uint8", 1, 2},
-    {DType::UInt16, "uint16", 2, 4},
-    {DType::UInt32, "uint32", 4, 12},
-    {DType::UInt64, "uint64", 8, 13},
-    {DType::Float32, "float32", 4, 1},
-    {DType::Float64, "float64", 8, 11},
+    {DType::Bool, "bool", 9},       {DType::Int8, "int8", 3},       {DType::Int16, "int16", 5},
+    {DType::Int32, "int32", 6},     {DType::Int64, "int64", 7},     {DType::UInt8, "uint8", 2},
+    {DType::UInt16, "uint16", 4},   {DType::UInt32, "uint32", 12},  {DType::UInt64, "uint64", 13},
+    {DType::Float32, "float32", 1}, {DType::Float64, "float64", 11},
 };
 
 const Entry& entry(DType dtype) { return kTable[static_cast<int>(dtype)]; }
@@ -38,7 +30,6 @@ DType dtype_from_name(const std::string& name) {
 }
 
 const char* dtype_name(DType dtype) { return entry(dtype).name; }
-size_t dtype_size(DType dtype) { return entry(dtype).size; }
 int onnx_element_type(DType dtype) { return entry(dtype).onnx; }
 
 DType dtype_from_onnx(int type) {

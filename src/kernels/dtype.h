@@ -1,6 +1,7 @@
 // The element types the kernels compute in, named as NumPy names them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -12,7 +13,11 @@ constexpr int kNumDTypes = 11;
 // "float64" -> DType; throws std::invalid_argument for any other name.
 DType dtype_from_name(const std::string& name);
 const char* dtype_name(DType dtype);
-size_t dtype_size(DType dtype);
+// Bytes per element. (Inline: the blocks of a run ask it per input and output.)
+inline size_t dtype_size(DType dtype) {
+  constexpr size_t kSizes[kNumDTypes] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};  // (in the enum's order)
+  return kSizes[static_cast<int>(dtype)];
+}
 // The ONNX TensorProto element type of `dtype` (its ONNXTensorElementDataType
 // number), and back; throws for types the kernels do not compute in.
 int onnx_element_type(DType dtype);

@@ -484,7 +484,7 @@ std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& s
   return out;
 }
 
-void evaluate(const Program& p, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_shape,
               const std::vector<void*>& outputs, const ParallelFor* parallel) {
   if (inputs.size() != p.num_inputs()) {
     throw std::invalid_argument("the program reads " + std::to_string(p.num_inputs()) + " inputs, got " +

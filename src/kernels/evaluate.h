@@ -24,6 +24,24 @@ struct ArrayArg {
   std::vector<int64_t> strides = {};
 };
 
+// The arguments of one run: `size()` ArrayArgs from `begin()`, often the
+// first ones of a buffer a kernel keeps from run to run (its stages read
+// different numbers of inputs; shrinking the buffer would free their
+// shapes' memory, allocated again by the next stage).
+class ArgList {
+ public:
+  explicit ArgList(const std::vector<ArrayArg>& args) : ArgList(args.data(), args.size()) {}
+  ArgList(const ArrayArg* first, size_t count) : first_(first), count_(count) {}
+  size_t size() const { return count_; }
+  const ArrayArg& operator[](size_t i) const { return first_[i]; }
+  const ArrayArg* begin() const { return first_; }
+  const ArrayArg* end() const { return first_ + count_; }
+
+ private:
+  const ArrayArg* first_;
+  size_t count_;
+};
+
 // The sum of a[0..n) as NumPy's add.reduce adds a contiguous array
 // (pairwise); a summed output of a program is 0.0 + numpy_sum(its values).
 double numpy_sum(const double* a, size_t n);
@@ -49,7 +67,11 @@ void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,
 // Writes the program's outputs, each of shape `out_shape` (the inputs'
 // broadcast shape), into `outputs`. Large arrays are split into tasks for
 // `parallel` when one is given.
-void evaluate(const Program& program, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+void evaluate(const Program& program, ArgList inputs, const std::vector<int64_t>& out_shape,
               const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr);
+inline void evaluate(const Program& program, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+                     const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr) {
+  evaluate(program, ArgList(inputs), out_shape, outputs, parallel);
+}
 
 }  // namespace pytensor_onnx::kernels

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "evaluate.h"
 
@@ -22,52 +23,74 @@ inline T keep_or_take(T acc, T v, bool max) {
 // size (`size`), and per row `visit(row, offset, inner_reduced)` with the
 // row's first element index and the output offset of its kept dims (one
 // running value at `offset` when the innermost axis is reduced, a run of
-// values along it when it is kept).
-struct RowWalk {
+// values along it when it is kept). A reduction stage walks a few elements:
+// its per-axis numbers live on the stack up to kInlineRank axes (four
+// allocations per walk cost more than the walk).
+class RowWalk {
+ public:
   int64_t size = 1;   // the output's elements
   int64_t total = 1;  // the input's
-  std::vector<int64_t> shape, out_stride;
   bool inner_reduced = false;
 
-  RowWalk(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& axes) : shape(in_shape) {
+  RowWalk(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) : shape_(shape) {
     const size_t rank = shape.size();
-    std::vector<bool> reduced(rank, false);
-    for (int64_t a : axes) reduced.at(static_cast<size_t>(a)) = true;
+    int64_t* numbers = inline_;
+    if (rank > kInlineRank) {
+      heap_.resize(2 * rank);
+      numbers = heap_.data();
+    }
+    out_stride_ = numbers;
+    index_ = numbers + rank;
     // Where each input axis moves the output: 0 along reduced axes.
-    out_stride.assign(rank, 0);
+    for (size_t d = 0; d < rank; ++d) out_stride_[d] = 1;
+    for (int64_t a : axes) {
+      if (a < 0 || static_cast<size_t>(a) >= rank) throw std::out_of_range("a reduction's axis is out of range");
+      out_stride_[static_cast<size_t>(a)] = 0;
+    }
+    inner_reduced = rank > 0 && out_stride_[rank - 1] == 0;
     for (size_t d = rank; d-- > 0;) {
-      if (reduced[d]) continue;
-      out_stride[d] = size;
+      if (out_stride_[d] == 0) continue;
+      out_stride_[d] = size;
       size *= shape[d];
     }
     for (int64_t d : shape) total *= d;
-    inner_reduced = rank > 0 && reduced[rank - 1];
   }
+  RowWalk(const RowWalk&) = delete;
+  RowWalk& operator=(const RowWalk&) = delete;
 
   template <class Visit>
-  void each_row(Visit visit) const {
+  void each_row(Visit visit) {
     if (total == 0) return;
-    const size_t rank = shape.size();
-    const int64_t inner = rank > 0 ? shape[rank - 1] : 1;
-    std::vector<int64_t> index(rank > 0 ? rank - 1 : 0, 0);
+    const size_t rank = shape_.size();
+    const int64_t inner = rank > 0 ? shape_[rank - 1] : 1;
+    const size_t outer = rank > 0 ? rank - 1 : 0;
+    std::fill(index_, index_ + outer, 0);
     int64_t offset = 0;
     for (int64_t row = 0; row < total / inner; ++row) {
       visit(row * inner, inner, offset);
-      for (size_t d = index.size(); d-- > 0;) {
-        offset += out_stride[d];
-        if (++index[d] < shape[d]) break;
-        offset -= out_stride[d] * shape[d];
-        index[d] = 0;
+      for (size_t d = outer; d-- > 0;) {
+        offset += out_stride_[d];
+        if (++index_[d] < shape_[d]) break;
+        offset -= out_stride_[d] * shape_[d];
+        index_[d] = 0;
       }
     }
   }
+
+ private:
+  static constexpr size_t kInlineRank = 8;
+  const std::vector<int64_t>& shape_;
+  int64_t inline_[2 * kInlineRank];
+  std::vector<int64_t> heap_;  // (ranks above kInlineRank)
+  int64_t* out_stride_;
+  int64_t* index_;  // a row's position along the outer axes
 };
 
 }  // namespace
 
 template <class T>
 void reduce_max_min(const T* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool max, T* out) {
-  const RowWalk walk(shape, axes);
+  RowWalk walk(shape, axes);
   const T identity = max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
   std::fill(out, out + walk.size, identity);
   walk.each_row([&](int64_t first, int64_t n, int64_t offset) {
@@ -84,7 +107,7 @@ void reduce_max_min(const T* x, const std::vector<int64_t>& shape, const std::ve
 }
 
 void reduce_sum(const double* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, double* out) {
-  const RowWalk walk(shape, axes);
+  RowWalk walk(shape, axes);
   // -0.0: the sum of one term is that term, its sign included; an empty set
   // sums to 0.
   std::fill(out, out + walk.size, walk.total == 0 ? 0.0 : -0.0);

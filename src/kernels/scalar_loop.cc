@@ -362,7 +362,7 @@ LoopProgram parse_loop(const std::string& body_input_dtypes, const std::string& 
   return loop;
 }
 
-void evaluate_loop(const LoopProgram& loop, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+void evaluate_loop(const LoopProgram& loop, ArgList inputs, const std::vector<int64_t>& out_shape,
                    const std::vector<void*>& outputs, const ParallelFor* parallel) {
   const Program& body = loop.body;
   if (inputs.size() != 1 + body.num_inputs()) {

@@ -49,7 +49,12 @@ LoopProgram parse_loop(const std::string& body_input_dtypes, const std::string& 
 // `inputs` are n_steps (int64), the state and the constants, broadcast to
 // `out_shape`; `outputs` the final state and (with an until flag) the flag.
 // A negative n_steps without an until flag throws, as PyTensor raises.
-void evaluate_loop(const LoopProgram& loop, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+void evaluate_loop(const LoopProgram& loop, ArgList inputs, const std::vector<int64_t>& out_shape,
                    const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr);
+inline void evaluate_loop(const LoopProgram& loop, const std::vector<ArrayArg>& inputs,
+                          const std::vector<int64_t>& out_shape, const std::vector<void*>& outputs,
+                          const ParallelFor* parallel = nullptr) {
+  evaluate_loop(loop, ArgList(inputs), out_shape, outputs, parallel);
+}
 
 }  // namespace pytensor_onnx::kernels

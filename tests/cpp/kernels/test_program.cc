@@ -26,6 +26,16 @@ std::string error_of(const std::string& inputs, const std::string& text, const s
   return "";
 }
 
+// Each dtype's size (dtype_size's table) is its C++ type's, and each name
+// reads back as its dtype.
+TEST(KernelDTypes, SizesAndNamesMatchTheirTypes) {
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const auto dtype = static_cast<DType>(d);
+    visit_dtype(dtype, [&](auto value) { EXPECT_EQ(dtype_size(dtype), sizeof(value)) << dtype_name(dtype); });
+    EXPECT_EQ(dtype_from_name(dtype_name(dtype)), dtype);
+  }
+}
+
 TEST(KernelProgram, RejectsWhatItCannotRun) {
   EXPECT_NE(error_of("float64", "Nope float64 0", {1}).find("unknown scalar op 'Nope'"), std::string::npos);
   EXPECT_NE(error_of("float64", "Exp float64 1", {1}).find("operand '1' is not a register"), std::string::npos);
