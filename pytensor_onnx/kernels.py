@@ -292,7 +292,10 @@ def elemwise_stages(node) -> list[dict]:
     scatter the updates; a stage that reshapes its one input (a ``Reshape``,
     ``Squeeze`` or ``Unsqueeze`` merged in) has ``reshape`` (per output axis:
     a size, -1, or -2 - k for the size of input axis k) and maybe
-    ``reshape_ones``."""
+    ``reshape_ones``; a stage that splits its one input (a ``Split`` of
+    constant sizes) has ``split`` (the axis) and ``split_sizes``, one output
+    per piece; a stage that joins its inputs (a ``Concat``) has ``concat``
+    (the axis)."""
     import onnx
 
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
@@ -308,6 +311,8 @@ def elemwise_stages(node) -> list[dict]:
         # (A reduction stage, attribute reduce: one input, one output; a loop
         # stage, attribute num_state: the step count, then its body's inputs.)
         n_in, n_out = len(stage["input_dtypes"].split()), len(stage.get("output_registers", [0]))
+        if "split_sizes" in stage:
+            n_out = len(stage["split_sizes"])
         if "num_state" in stage:
             n_in, n_out = n_in + 1, int(stage["num_state"]) + (1 if int(stage.get("until", -1)) >= 0 else 0)
         if count == 1 and not sources:

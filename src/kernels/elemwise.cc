@@ -43,20 +43,31 @@ struct RunBuffers {
   std::vector<ArrayArg> values;
   std::vector<std::vector<double>> scratch;
   std::vector<int64_t> array_shape;  // an input's shape as an array (read_as_view)
+  std::vector<int64_t> expanded;     // a stage's output shape broadcast to its `expand` target
 };
 
-// The inputs of a ScalarLoop node as arrays, checked against the dtypes its
-// program reads (`dtypes[i]` for input i). Inputs in `constants`
-// (constant_inputs.h) were read when the kernel was created.
-void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes,
-                 const std::vector<std::optional<ArrayArg>>& constants, RunBuffers& run) {
+// Makes room for n arguments in `args`, which never shrinks: stages read
+// different numbers of inputs, and nodes have different numbers of them,
+// and each argument a shrink destroyed had its shape allocated again by the
+// next stage. The run reads the first n (an ArgList); the arguments past
+// them are stale.
+void reserve_args(std::vector<ArrayArg>& args, size_t n) {
+  if (args.size() < n) args.resize(n);
+}
+
+// The inputs of a ScalarLoop node as arrays (the first of run.inputs; their
+// count is returned), checked against the dtypes its program reads
+// (`dtypes[i]` for input i). Inputs in `constants` (constant_inputs.h) were
+// read when the kernel was created.
+size_t read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes,
+                   const std::vector<std::optional<ArrayArg>>& constants, RunBuffers& run) {
   std::vector<ArrayArg>& inputs = run.inputs;
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
     throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
                                 std::to_string(n_in));
   }
-  inputs.resize(n_in);
+  reserve_args(inputs, n_in);
   for (size_t i = 0; i < n_in; ++i) {
     inputs[i].strides.clear();
     if (i < constants.size() && constants[i]) {
@@ -76,6 +87,7 @@ void read_inputs(Ort::KernelContext& ctx, const std::vector<DType>& dtypes,
     if (!shape.empty()) Ort::ThrowOnError(Ort::GetApi().GetDimensions(info, shape.data(), shape.size()));
     inputs[i].data = value.GetTensorRawData();
   }
+  return n_in;
 }
 
 // Input `i` (its elements at arg.data, C-contiguous, of shape arg.shape) as
@@ -113,10 +125,10 @@ void read_as_view(ArrayArg& arg, size_t i, const std::vector<int64_t>& axes, siz
 // axes into the node, src/core/passes/fold_into_kernels.h), an input's leading
 // axes beyond it are dropped, failing as that Squeeze would unless they are 1,
 // and the shape is padded with leading 1s to that rank.
-void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<const std::vector<int64_t>*>& shapes,
+void output_shape(ArrayArg* inputs, size_t count, int64_t rank, std::vector<const std::vector<int64_t>*>& shapes,
                   std::vector<int64_t>& out) {
   shapes.clear();
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     std::vector<int64_t>& shape = inputs[i].shape;
     if (rank >= 0 && shape.size() > static_cast<size_t>(rank)) {
       const auto extra = static_cast<long>(shape.size() - static_cast<size_t>(rank));
@@ -137,7 +149,7 @@ void output_shape(std::vector<ArrayArg>& inputs, int64_t rank, std::vector<const
 // (input, output axis) in `strict` (attribute `strict_axes`) are dims of
 // unknown size that must not broadcast. An input of size 1 there while the
 // output's size is not 1 fails the run, as PyTensor raises.
-void check_strict_axes(const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& strict,
+void check_strict_axes(ArgList inputs, const std::vector<int64_t>& strict,
                        const std::vector<int64_t>& out) {
   for (size_t k = 0; k + 1 < strict.size(); k += 2) {
     const auto i = static_cast<size_t>(strict[k]);
@@ -373,6 +385,35 @@ ElemwiseStage parse_reshape_stage(const Ort::ConstKernelInfo& info, size_t s, st
   return stage;
 }
 
+// A split or concat stage (attribute `split` or `concat`: the axis) of an Elemwise node.
+ElemwiseStage parse_join_stage(const Ort::ConstKernelInfo& info, size_t s, int64_t split, int64_t concat) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  ElemwiseStage stage;
+  using Joins = ElemwiseStage::Joins;
+  stage.joins = split >= 0 ? Joins::Split : Joins::Concat;
+  stage.join_axis = split >= 0 ? split : concat;
+  if (stage.join_axis >= kMaxRank) {
+    throw std::invalid_argument("attribute '" + name(split >= 0 ? "split" : "concat") + "' must be an axis");
+  }
+  stage.input_dtypes = parse_dtypes(info.GetAttribute<std::string>(name("input_dtypes").c_str()));
+  const size_t n = stage.input_dtypes.size();
+  if (n == 0 || (stage.joins == Joins::Split && n != 1) ||
+      std::any_of(stage.input_dtypes.begin(), stage.input_dtypes.end(),
+                  [&](DType d) { return d != stage.input_dtypes[0]; })) {
+    throw std::invalid_argument("attribute '" + name("input_dtypes") +
+                                "' of a split must be one dtype; of a concat, one dtype per input, all the same");
+  }
+  if (stage.joins == Joins::Split) {
+    stage.pieces = info.GetAttributes<int64_t>(name("split_sizes").c_str());
+    if (stage.pieces.empty() || std::any_of(stage.pieces.begin(), stage.pieces.end(), [](int64_t k) { return k < 0; })) {
+      throw std::invalid_argument("attribute '" + name("split_sizes") + "' must be one size >= 0 per piece");
+    }
+  }
+  stage.dim_of_input.assign(n, -1);
+  stage.input_axes.resize(n);
+  return stage;
+}
+
 // Stage `s` of an Elemwise node, from its attributes (without the wiring).
 ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
@@ -383,6 +424,9 @@ ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   const int64_t gather = optional_int(info, name("gather").c_str(), -1);
   const std::string scatter = optional_string(info, name("scatter").c_str());
   if (gather != -1 || !scatter.empty()) return parse_indexed_stage(info, s, gather, scatter);
+  const int64_t split = optional_int(info, name("split").c_str(), -1);
+  const int64_t concat = optional_int(info, name("concat").c_str(), -1);
+  if (split != -1 || concat != -1) return parse_join_stage(info, s, split, concat);
   // (A reshape to a 0-d array has an empty map: present, without entries.)
   std::optional<std::vector<int64_t>> map;
   try {
@@ -403,6 +447,11 @@ ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   const int64_t rank = rank_attribute(info, name("rank").c_str());
   stage.rank = rank;
   stage.strict_axes = optional_ints(info, name("strict_axes").c_str());
+  stage.expand = optional_ints(info, name("expand").c_str());
+  if (std::any_of(stage.expand.begin(), stage.expand.end(), [](int64_t d) { return d < 0; }) ||
+      static_cast<int64_t>(stage.expand.size()) > kMaxRank) {
+    throw std::invalid_argument("attribute '" + name("expand") + "' must be a shape: sizes >= 0");
+  }
   stage.input_dtypes.assign(p.registers.begin(), p.registers.begin() + static_cast<long>(p.num_inputs()));
   const std::vector<int64_t> dim_inputs = optional_ints(info, name("dim_inputs").c_str());
   stage.dim_of_input.assign(stage.input_dtypes.size(), -1);
@@ -540,7 +589,7 @@ void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<D
     throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
                                 std::to_string(n_in));
   }
-  run.node_inputs.resize(n_in);
+  reserve_args(run.node_inputs, n_in);
   run.node_dtypes.resize(n_in);
   for (size_t k = 0; k < n_in; ++k) {
     ArrayArg& arg = run.node_inputs[k];
@@ -631,7 +680,7 @@ void* stage_output(Ort::KernelContext& ctx, const ElemwiseStage& stage, size_t j
 // A reduction stage: its input (C-contiguous: a node input or an earlier
 // stage's output) over the stage's axes.
 void run_reduce_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
-  run.inputs.resize(1);
+  reserve_args(run.inputs, 1);
   run.dims.resize(1);
   read_stage_input(stage, 0, run, run.dims[0], run.inputs[0]);
   const std::vector<int64_t>& in = run.inputs[0].shape;
@@ -694,7 +743,7 @@ void add_slice(char* dst, const char* src, size_t count) {
 void run_indexed_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
   using Indexed = ElemwiseStage::Indexed;
   const size_t n_args = stage.input_dtypes.size();
-  run.inputs.resize(n_args);
+  reserve_args(run.inputs, n_args);
   run.dims.resize(n_args);
   for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
   const ArrayArg& data = run.inputs[0];
@@ -753,7 +802,7 @@ void run_indexed_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
 
 // A reshape stage: the input's elements in the shape its map gives.
 void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
-  run.inputs.resize(1);
+  reserve_args(run.inputs, 1);
   run.dims.resize(1);
   read_stage_input(stage, 0, run, run.dims[0], run.inputs[0]);
   const ArrayArg& in = run.inputs[0];
@@ -811,16 +860,85 @@ void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
   if (count > 0) std::memcpy(out, in.data, count * dtype_size(stage.input_dtypes[0]));
 }
 
+// A split or concat stage: the pieces of the input along the axis, or the
+// inputs joined along it. Each piece is `outer` runs of its size times
+// `inner` elements (the axes before and after the axis).
+void run_join_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
+  const size_t n_args = stage.input_dtypes.size();
+  reserve_args(run.inputs, n_args);
+  run.dims.resize(n_args);
+  for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+  const auto axis = static_cast<size_t>(stage.join_axis);
+  const size_t item = dtype_size(stage.input_dtypes[0]);
+  const std::vector<int64_t>& first = run.inputs[0].shape;
+  if (axis >= first.size()) {
+    throw std::invalid_argument("axis " + std::to_string(axis) + " is out of range for an input of rank " +
+                                std::to_string(first.size()));
+  }
+  size_t outer = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(first[d]);
+  const size_t inner = element_count(first, axis + 1) * item;  // (bytes)
+  if (stage.joins == ElemwiseStage::Joins::Split) {
+    int64_t total = 0;
+    for (int64_t k : stage.pieces) total += k;
+    if (total != first[axis]) {
+      throw std::invalid_argument("cannot split an axis of size " + std::to_string(first[axis]) + " into pieces of " +
+                                  std::to_string(total) + " elements");
+    }
+    const auto* from = static_cast<const char*>(run.inputs[0].data);
+    const size_t row = static_cast<size_t>(first[axis]) * inner;
+    size_t offset = 0;  // (bytes into a row)
+    for (size_t j = 0; j < stage.pieces.size(); ++j) {
+      run.shape.assign(first.begin(), first.end());
+      run.shape[axis] = stage.pieces[j];
+      const size_t piece = static_cast<size_t>(stage.pieces[j]) * inner;
+      if (stage.destinations[j] < 0 && outer == 1) {
+        // (Only later stages read it, and it is one run: the input's memory.)
+        ArrayArg& value = run.values[stage.first_output + j];
+        value.strides.clear();
+        value.shape.assign(run.shape.begin(), run.shape.end());
+        value.data = from + offset;
+      } else {
+        auto* out = static_cast<char*>(stage_output(ctx, stage, j, run.shape, false, run));
+        for (size_t o = 0; o < outer && piece > 0; ++o) std::memcpy(out + o * piece, from + o * row + offset, piece);
+      }
+      offset += piece;
+    }
+    return;
+  }
+  run.shape.assign(first.begin(), first.end());
+  run.shape[axis] = 0;
+  for (size_t i = 0; i < n_args; ++i) {
+    const std::vector<int64_t>& shape = run.inputs[i].shape;
+    bool fits = shape.size() == first.size();
+    for (size_t d = 0; d < shape.size() && fits; ++d) fits = d == axis || shape[d] == first[d];
+    if (!fits) {
+      throw std::invalid_argument("cannot join input " + std::to_string(i) + " of shape " + shape_text(shape) +
+                                  " to one of shape " + shape_text(first) + " along axis " + std::to_string(axis));
+    }
+    run.shape[axis] += shape[axis];
+  }
+  auto* out = static_cast<char*>(stage_output(ctx, stage, 0, run.shape, false, run));
+  const size_t row = static_cast<size_t>(run.shape[axis]) * inner;
+  size_t offset = 0;
+  for (size_t i = 0; i < n_args; ++i) {
+    const auto* from = static_cast<const char*>(run.inputs[i].data);
+    const size_t piece = static_cast<size_t>(run.inputs[i].shape[axis]) * inner;
+    for (size_t o = 0; o < outer && piece > 0; ++o) std::memcpy(out + o * row + offset, from + o * piece, piece);
+    offset += piece;
+  }
+}
+
 // A ScalarLoop stage: its step count and body inputs broadcast, run element by element.
 void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run, const ParallelFor& parallel) {
   const size_t n_args = stage.input_dtypes.size();
-  run.inputs.resize(n_args);
+  reserve_args(run.inputs, n_args);
   run.dims.resize(n_args);
   for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
-  output_shape(run.inputs, stage.rank, run.shapes, run.shape);
+  output_shape(run.inputs.data(), n_args, stage.rank, run.shapes, run.shape);
   run.outputs.clear();
   for (size_t j = 0; j < stage.num_outputs(); ++j) run.outputs.push_back(stage_output(ctx, stage, j, run.shape, false, run));
-  evaluate_loop(*stage.loop, run.inputs, run.shape, run.outputs, &parallel);
+  evaluate_loop(*stage.loop, ArgList(run.inputs.data(), n_args), run.shape, run.outputs, &parallel);
 }
 
 }  // namespace
@@ -836,7 +954,7 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   const ParallelFor parallel = pool_of(ctx);
   const ElemwiseStage& last = stages_.back();
   const size_t n_values = last.first_output + last.num_outputs();
-  run.values.resize(n_values);
+  reserve_args(run.values, n_values);
   if (run.scratch.size() < n_values) run.scratch.resize(n_values);
   for (const ElemwiseStage& stage : stages_) {
     if (stage.reduce != ElemwiseStage::Reduce::None) {
@@ -855,9 +973,13 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
       run_reshape_stage(ctx, stage, run);
       continue;
     }
+    if (stage.joins != ElemwiseStage::Joins::None) {
+      run_join_stage(ctx, stage, run);
+      continue;
+    }
     const Program& p = stage.program;
     const size_t n_args = stage.input_dtypes.size();
-    run.inputs.resize(n_args);
+    reserve_args(run.inputs, n_args);
     run.dims.resize(n_args);
     for (size_t i = 0; i < n_args; ++i) {
       read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
@@ -867,14 +989,20 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
                      static_cast<size_t>(stage.rank), run.array_shape);
       }
     }
-    output_shape(run.inputs, stage.rank, run.shapes, run.shape);
-    check_strict_axes(run.inputs, stage.strict_axes, run.shape);
+    const ArgList args(run.inputs.data(), n_args);
+    output_shape(run.inputs.data(), n_args, stage.rank, run.shapes, run.shape);
+    check_strict_axes(args, stage.strict_axes, run.shape);
+    if (!stage.expand.empty()) {
+      run.shapes.assign({&run.shape, &stage.expand});
+      broadcast_into(run.shapes, run.expanded);
+      run.shape.swap(run.expanded);
+    }
     run.outputs.clear();
     for (size_t j = 0; j < p.outputs.size(); ++j) {
       const bool reduced = j < p.reductions.size() && p.reductions[j] != Reduction::None;
       run.outputs.push_back(stage_output(ctx, stage, j, run.shape, reduced, run));
     }
-    evaluate(p, run.inputs, run.shape, run.outputs, &parallel);
+    evaluate(p, args, run.shape, run.outputs, &parallel);
   }
   // (Kept for the next run unless large: a thread holds no more than this
   // for good, where a large intermediate costs more to compute than to allocate.)
@@ -908,11 +1036,11 @@ OrtStatusPtr ScalarLoopKernel::ComputeV2(OrtKernelContext* context) {
 void ScalarLoopKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   RunBuffers& run = thread_instance<RunBuffers>();
-  read_inputs(ctx, input_dtypes_, constant_inputs_, run);
-  output_shape(run.inputs, rank_, run.shapes, run.shape);
+  const size_t n_in = read_inputs(ctx, input_dtypes_, constant_inputs_, run);
+  output_shape(run.inputs.data(), n_in, rank_, run.shapes, run.shape);
   make_outputs(ctx, loop_.num_state + (loop_.until >= 0 ? 1 : 0), run.shape, {}, run.outputs);
   const ParallelFor parallel = pool_of(ctx);
-  evaluate_loop(loop_, run.inputs, run.shape, run.outputs, &parallel);
+  evaluate_loop(loop_, ArgList(run.inputs.data(), n_in), run.shape, run.outputs, &parallel);
 }
 
 }  // namespace pytensor_onnx::kernels

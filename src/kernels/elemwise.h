@@ -62,10 +62,24 @@ struct ElemwiseStage {
   bool reshapes = false;
   std::vector<int64_t> reshape, ones;
 
+  // A stage that splits its one input along an axis into pieces of the
+  // sizes `pieces` (attributes `split`: the axis, and `split_sizes`), or
+  // joins its inputs, all of one dtype, along an axis (attribute `concat`):
+  // the core merges ONNX's Split of constant sizes and Concat so (a simplex
+  // transform's pieces). A piece only later stages read, of an axis with no
+  // axes of more than one element before it, is the input's memory.
+  enum class Joins { None, Split, Concat };
+  Joins joins = Joins::None;
+  int64_t join_axis = 0;
+  std::vector<int64_t> pieces;
+
   Program program;
   int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes;
   std::vector<int64_t> strict_axes;  // (input, output axis) pairs that must not broadcast
+  // A shape the output is broadcast to as well (attribute `expand`; the core
+  // merges ONNX's Expand of a constant shape as an Identity program so).
+  std::vector<int64_t> expand;
   // Per program input: the axis whose size the program reads as that input
   // (an int64 scalar; attribute `dim_inputs`), or -1: its elements.
   std::vector<int64_t> dim_of_input;
@@ -82,11 +96,14 @@ struct ElemwiseStage {
 
   size_t num_outputs() const {
     if (loop) return loop->num_state + (loop->until >= 0 ? 1 : 0);
-    return reduce != Reduce::None || indexed != Indexed::None || reshapes ? 1 : program.outputs.size();
+    if (joins == Joins::Split) return pieces.size();
+    return reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None
+               ? 1
+               : program.outputs.size();
   }
   DType output_dtype(size_t j) const {
     if (loop) return loop->body.registers[0];
-    if (reduce != Reduce::None || indexed != Indexed::None || reshapes) return input_dtypes[0];
+    if (reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None) return input_dtypes[0];
     return program.registers[static_cast<size_t>(program.outputs[j])];
   }
 };

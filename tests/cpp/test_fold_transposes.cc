@@ -161,15 +161,15 @@ TEST(FoldVectorAxesIntoKernels, OtherShapesAndReadersKeepTheirNodes) {
   // Squeeze of another axis; the Squeeze's result a graph output; a stack
   // on the right of a row vector.
   Value* shared = matmul_kernel(g, a, unsqueeze(g, w, 1));
-  g.output(g.op1("Exp", {squeeze(g, shared, 1)}), "shared");
+  g.output(g.op1("Floor", {squeeze(g, shared, 1)}), "shared");
   g.output(shared, "product");
-  g.output(g.op1("Exp", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 1), a, {{"trans_a", int64_t{1}}, {"trans_b", int64_t{1}}}),
+  g.output(g.op1("Floor", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 1), a, {{"trans_a", int64_t{1}}, {"trans_b", int64_t{1}}}),
                                   0)}),
            "transposed");
-  g.output(g.op1("Exp", {squeeze(g, matmul_kernel(g, row, unsqueeze(g, w, 1)), 0)}), "other_axis");
+  g.output(g.op1("Floor", {squeeze(g, matmul_kernel(g, row, unsqueeze(g, w, 1)), 0)}), "other_axis");
   Value* w2 = g.input("w2", DType::Float64, shape_of_sizes({3}));
   g.output(squeeze(g, matmul_kernel(g, a, unsqueeze(g, w2, 1)), 1), "named");
-  g.output(g.op1("Exp", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 0), stack), 1)}), "stack");
+  g.output(g.op1("Floor", {squeeze(g, matmul_kernel(g, unsqueeze(g, w, 0), stack), 1)}), "stack");
   optimize_graph(g.graph());
   EXPECT_EQ(count(g.graph(), "Squeeze"), 5u);
   EXPECT_EQ(count(g.graph(), "MatMul_float64"), 5u);

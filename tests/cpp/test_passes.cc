@@ -324,11 +324,11 @@ TEST(FoldIntoKernels, OtherReadersKeepTheirNodes) {
   Value* leading = g.op1("Unsqueeze", {v, g.int64s({0})});
   Value* out = elemwise_kernel(g, {leading, leading});
   g.output(out, "y");
-  g.output(g.op1("Exp", {leading}), "z");
+  g.output(g.op1("Floor", {leading}), "z");
   optimize_graph(g.graph());
   EXPECT_EQ(out->producer->inputs[0], v);
   EXPECT_EQ(out->producer->inputs[1], v);
-  EXPECT_EQ(count(g.graph(), "Unsqueeze"), 1u);  // still read by the Exp
+  EXPECT_EQ(count(g.graph(), "Unsqueeze"), 1u);  // still read by the Floor
 }
 
 // The records of attribute input_axes, per input: nullopt where not a view.
@@ -859,7 +859,7 @@ TEST(MergeKernelStages, OtherGathersAndScattersStayNodes) {
 // node whose stages are the Squeeze, Unsqueeze and Reshape (attribute
 // `reshape`: per output axis a size, -1, or -2 - k for input axis k;
 // `reshape_ones`: axes a Squeeze drops). A Reshape of a run-time target
-// stays ONNX's, and so does ONNX's arithmetic.
+// stays ONNX's.
 TEST(MergeKernelStages, ReshapesAreStages) {
   GraphBuilder g(18);
   g.require_domain(kKernelDomain, kKernelDomainVersion);
@@ -872,10 +872,8 @@ TEST(MergeKernelStages, ReshapesAreStages) {
   g.output(out, "out");
   Value* target = g.input("target", DType::Int64, shape_of_sizes({2}));
   g.output(program_node(g, {g.op1("Reshape", {out, target})}), "run_time_target");
-  g.output(program_node(g, {g.op1("Mul", {out, out})}), "arithmetic");
   optimize_graph(g.graph());
   EXPECT_EQ(count(g.graph(), "Reshape"), 1u);
-  EXPECT_EQ(count(g.graph(), "Mul"), 1u);
   EXPECT_EQ(count(g.graph(), "Gather") + count(g.graph(), "Unsqueeze") + count(g.graph(), "Squeeze"), 0u);
   const Node* node = out->producer;
   std::vector<std::vector<int64_t>> maps, ones;
@@ -893,6 +891,146 @@ TEST(MergeKernelStages, ReshapesAreStages) {
   ASSERT_EQ(out->shape->size(), 1u);
   EXPECT_TRUE((*out->shape)[0].same_as(Dim::named("k")));
 }
+
+// ONNX's float64 arithmetic between kernel nodes (a log-softmax's Sub, Exp
+// and Log; a solve's scaling) runs as one-instruction stages: the program
+// of the op, its inputs broadcast to the larger rank. Other dtypes stay
+// ONNX's (ONNX's Div of integers truncates; the kernels' TrueDiv is of
+// floats), and so do ops without a program here (Pow).
+TEST(MergeKernelStages, Float64ArithmeticIsAStage) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* m = g.input("m", DType::Float64, sym({Dim::named("n"), Dim::known(3)}));
+  Value* row = g.input("row", DType::Float64, shape_of_sizes({3}));
+  Value* a = program_node(g, {m});
+  Value* shifted = g.op1("Sub", {a, row});                       // (n, 3) - (3,)
+  Value* logged = g.op1("Log", {g.op1("Exp", {shifted})});
+  Value* out = program_node(g, {g.op1("Div", {logged, row})});
+  g.output(out, "out");
+  Value* k = g.input("k", DType::Int64, shape_of_sizes({3}));
+  Value* f = g.input("f", DType::Float32, shape_of_sizes({3}));
+  // A kernel node of `dtype` that negates `x`.
+  auto negated = [&g](Value* x, DType dtype) {
+    const std::string name = dtype_name(dtype);
+    return g.op("Elemwise_" + name, {x},
+                {{"input_dtypes", name}, {"program", "Neg " + name + " 0"}, {"output_registers", std::vector<int64_t>{1}}},
+                1, kKernelDomain)[0];
+  };
+  g.output(negated(g.op1("Div", {k, k}), DType::Int64), "int_div");
+  g.output(negated(g.op1("Add", {f, f}), DType::Float32), "float32_add");
+  g.output(program_node(g, {g.op1("Pow", {a, row})}), "pow");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Sub") + count(g.graph(), "Exp") + count(g.graph(), "Log"), 0u);
+  EXPECT_EQ(count(g.graph(), "Div"), 1u);
+  EXPECT_EQ(count(g.graph(), "Add"), 1u);
+  EXPECT_EQ(count(g.graph(), "Pow"), 1u);
+  const Node* node = out->producer;
+  ASSERT_EQ(node->attrs.get_int("stages", 0), 6);
+  std::vector<std::string> programs;
+  for (int64_t s = 1; s < 5; ++s) programs.push_back(node->attrs.get_string(stage_attribute("program", s)).value_or(""));
+  EXPECT_EQ(programs, (std::vector<std::string>{"Sub float64 0 1", "Exp float64 0", "Log float64 0",
+                                                "TrueDiv float64 0 1"}));
+  EXPECT_EQ(node->attrs.get_int(stage_attribute("rank", 1), -1), 2);
+  EXPECT_EQ(node->attrs.get_int(stage_attribute("rank", 4), -1), 2);
+}
+
+
+// A log-softmax as ONNX writes it after a ReduceMax (Sub, Exp, ReduceSum,
+// Log, Sub): in a graph of kernel nodes (mode ONNX) the chain is one
+// Elemwise node of five stages, though no kernel node is next to it; in a
+// graph without them (a portable export) it stays ONNX's.
+TEST(MergeKernelStages, ArithmeticChainsAreOneNodeOnlyInGraphsOfKernels) {
+  auto build = [](bool with_kernels) {
+    auto g = std::make_unique<GraphBuilder>(18);
+    Value* x = g->input("x", DType::Float64, sym({Dim::named("n"), Dim::known(3)}));
+    Value* top = g->op1("ReduceMax", {x, g->int64s({1})});
+    Value* shifted = g->op1("Sub", {x, top});
+    Value* total = g->op1("ReduceSum", {g->op1("Exp", {shifted}), g->int64s({1})});
+    g->output(g->op1("Sub", {shifted, g->op1("Log", {total})}), "log_softmax");
+    if (with_kernels) g->output(program_node(*g, {g->input("y", DType::Float64, shape_of_sizes({2}))}), "elsewhere");
+    optimize_graph(g->graph());
+    return g;
+  };
+  const auto kernels = build(true);
+  EXPECT_EQ(count(kernels->graph(), "Elemwise_float64"), 2u);
+  EXPECT_EQ(count(kernels->graph(), "ReduceMax"), 1u);
+  EXPECT_EQ(kernels->graph().nodes().size(), 3u);
+  const Node* chain = kernels->graph().outputs()[0]->producer;
+  EXPECT_EQ(chain->attrs.get_int("stages", 0), 5);
+  const auto portable = build(false);
+  for (const char* op : {"Sub", "Exp", "ReduceSum", "Log"}) EXPECT_GE(count(portable->graph(), op), 1u) << op;
+  EXPECT_EQ(count(portable->graph(), "Elemwise_float64"), 0u);
+}
+
+
+// A simplex transform's shapes: a Concat of a kernel node's output and
+// another value, and a Split of constant sizes that kernel nodes read, are
+// stages (attributes `concat`, and `split` with `split_sizes`: the axis made
+// non-negative), their shapes inferred. A Split into equal pieces (sizes
+// known at run time) stays ONNX's.
+TEST(MergeKernelStages, SplitsAndConcatsAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* w = g.input("w", DType::Float64, sym({Dim::named("n"), Dim::known(2)}));
+  Value* last = g.input("last", DType::Float64, sym({Dim::named("n"), Dim::known(1)}));
+  Value* joined = g.op1("Concat", {program_node(g, {w}), last}, {{"axis", int64_t{-1}}});  // (n, 3)
+  std::vector<Value*> pieces = g.op("Split", {program_node(g, {joined}), g.int64s({1, 2})}, {{"axis", int64_t{1}}}, 2);
+  Value* out = program_node(g, {pieces[0], pieces[1]});  // (n, 1) + (n, 2)
+  g.output(out, "out");
+  std::vector<Value*> halves = g.op("Split", {program_node(g, {w})}, {{"axis", int64_t{1}}, {"num_outputs", int64_t{2}}}, 2);
+  g.output(program_node(g, {halves[0], halves[1]}), "halves");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Concat"), 0u);
+  EXPECT_EQ(count(g.graph(), "Split"), 1u);
+  const Node* node = out->producer;
+  int64_t concat = -1, split = -1;
+  std::vector<int64_t> sizes;
+  for (int64_t s = 0; s < node->attrs.get_int("stages", 0); ++s) {
+    concat = node->attrs.get_int(stage_attribute("concat", s), concat);
+    split = node->attrs.get_int(stage_attribute("split", s), split);
+    if (auto given = node->attrs.get_ints(stage_attribute("split_sizes", s))) sizes = *given;
+  }
+  EXPECT_EQ(concat, 1);
+  EXPECT_EQ(split, 1);
+  EXPECT_EQ(sizes, (std::vector<int64_t>{1, 2}));
+  // The shape, inferred again from the stages: (n, 2) from the pieces' (n, 1) and (n, 2).
+  out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape && out->shape->size() == 2);
+  EXPECT_TRUE((*out->shape)[0].same_as(Dim::named("n")));
+  EXPECT_EQ((*out->shape)[1].size, 2);
+}
+
+
+// ONNX's Expand of a constant shape between kernel nodes is an Identity
+// stage whose output is broadcast to that shape too (attribute `expand`),
+// its shape inferred; an Expand to a shape known at run time stays ONNX's.
+TEST(MergeKernelStages, ExpandsOfConstantShapesAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({3}));
+  Value* out = program_node(g, {g.op1("Expand", {program_node(g, {x}), g.int64s({2, 1})})});  // (2, 3)
+  g.output(out, "out");
+  Value* target = g.input("target", DType::Int64, shape_of_sizes({2}));
+  g.output(program_node(g, {g.op1("Expand", {program_node(g, {x}), target})}), "run_time_shape");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Expand"), 1u);
+  const Node* node = out->producer;
+  std::vector<int64_t> expand;
+  for (int64_t s = 0; s < node->attrs.get_int("stages", 0); ++s) {
+    if (auto given = node->attrs.get_ints(stage_attribute("expand", s))) {
+      expand = *given;
+      EXPECT_EQ(node->attrs.get_string(stage_attribute("program", s)), std::optional<std::string>("Identity float64 0"));
+    }
+  }
+  EXPECT_EQ(expand, (std::vector<int64_t>{2, 1}));
+  out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  EXPECT_EQ(sizes_of(out), (std::vector<int64_t>{2, 3}));
+}
+
 
 // A node merged in the earlier node's place (a reader of that node's output
 // lies between them) takes, from there, a Reshape before that place: the

@@ -263,7 +263,11 @@ def test_a_vector_made_a_matrix_is_multiplied_as_the_vector(rng):
     fn, results = compare_onnx_and_py([X, w, v], outputs, values, rtol=1e-13, atol=1e-14)
     kinds = [n.op_type for n in nodes(fn)]
     assert kinds.count("MatMul_float64") == 4, kinds
-    assert kinds.count("Squeeze") == kinds.count("Unsqueeze") == 1 and "Transpose" not in kinds, kinds
+    # (w / 2, ONNX's Div, and its Unsqueeze are one Elemwise node: a
+    # program and a reshape stage, src/core/passes/merge_kernel_stages.h.)
+    assert kinds.count("Squeeze") == 1 and "Unsqueeze" not in kinds and "Transpose" not in kinds, kinds
+    (divided,) = [n for n in nodes(fn) if n.op_type == "Elemwise_float64" and "w" in n.input]
+    assert [s.get("reshape") for s in kernels.elemwise_stages(divided)] == [[-2, 1], None]  # (w[:, None], then / 2)
     from scipy.linalg import blas
 
     x, wv, vv = values

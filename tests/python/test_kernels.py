@@ -680,6 +680,107 @@ def test_malformed_reshape_stages_fail(changes, message):
         session.run(None, {"x": np.ones((2, 2))})
 
 
+def _join_stage_session(**changes):
+    # A hand-made Elemwise_float64 node: stage 0 doubles x (a matrix), stage
+    # 1 joins it and y along axis 1 (attribute `concat`), stage 2 splits that
+    # along axis 1 into pieces of 1 and the rest (attributes `split`,
+    # `split_sizes`), stage 3 adds the first piece to the second. The joined
+    # value is output 0; the first piece output 1 (copied out); the second
+    # piece only stage 3 reads, whose sum is output 2.
+    from onnx import TensorProto, helper
+
+    attrs = dict(
+        input_dtypes="float64", program="Const float64 2.0;Mul float64 0 1", output_registers=[2],
+        input_dtypes_s1="float64 float64", concat_s1=1,
+        input_dtypes_s2="float64", split_s2=1, split_sizes_s2=[1, 3],
+        input_dtypes_s3="float64 float64", program_s3="Add float64 0 1", output_registers_s3=[2],
+        stages=4, stage_inputs=[0, -1, 1, -2, -3, -4], stage_outputs=[-1, 0, 1, -1, 2],
+    )
+    attrs.update(changes)
+    node = helper.make_node("Elemwise_float64", ["x", "y"], ["j", "a", "s"], domain=kernels.DOMAIN,
+                            **{k: v for k, v in attrs.items() if v is not None})
+    matrix = [helper.make_tensor_value_info(n, TensorProto.DOUBLE, [None, None]) for n in ("x", "y")]
+    return _kernel_session([node], matrix, [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None) for n in "jas"])
+
+
+def test_split_and_concat_stages_give_numpys_pieces(rng):
+    session = _join_stage_session()
+    for rows in (3, 1, 0):
+        x, y = rng.normal(size=(rows, 2)), rng.normal(size=(rows, 2))
+        j, a, s = session.run(None, {"x": x, "y": y})
+        want = np.concatenate([x * 2.0, y], axis=1)
+        np.testing.assert_array_equal(j, want)
+        first, rest = np.split(want, [1], axis=1)
+        np.testing.assert_array_equal(a, first)
+        np.testing.assert_array_equal(s, first + rest)
+    # Along axis 0 (one run: the second piece is read in the joined memory).
+    rows = _join_stage_session(concat_s1=0, split_s2=0, split_sizes_s2=[1, 3])
+    x, y = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    j, a, s = rows.run(None, {"x": x, "y": y})
+    want = np.concatenate([x * 2.0, y], axis=0)
+    np.testing.assert_array_equal(a, want[:1])
+    np.testing.assert_array_equal(s, want[:1] + want[1:])
+    # Shapes that do not join, pieces that do not add up, an axis past the rank.
+    with pytest.raises(Exception, match=r"cannot join input 1 of shape \(3, 2\) to one of shape \(2, 2\) along axis 1"):
+        session.run(None, {"x": np.ones((2, 2)), "y": np.ones((3, 2))})
+    with pytest.raises(Exception, match="cannot split an axis of size 5 into pieces of 4 elements"):
+        session.run(None, {"x": np.ones((2, 2)), "y": np.ones((2, 3))})
+    deep = _join_stage_session(split_s2=2)
+    with pytest.raises(Exception, match="axis 2 is out of range for an input of rank 2"):
+        deep.run(None, {"x": np.ones((2, 2)), "y": np.ones((2, 2))})
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(split_sizes_s2=[1, -3]), "attribute 'split_sizes_s2' must be one size >= 0 per piece"),
+        (dict(input_dtypes_s1="float64 float32"), "of a concat, one dtype per input, all the same"),
+        (dict(split_s2=2**40), "attribute 'split_s2' must be an axis"),
+    ],
+)
+def test_malformed_join_stages_fail_the_session(changes, message):
+    with pytest.raises(Exception, match=message):
+        _join_stage_session(**changes)
+
+
+def test_an_expand_stage_broadcasts_to_its_shape(rng):
+    # A hand-made Elemwise_float64 node: stage 0 doubles x, stage 1 is an
+    # Identity whose output is broadcast to (2, 1) as well (attribute
+    # `expand`: ONNX's Expand of a constant shape), as np.broadcast_shapes says.
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(
+        "Elemwise_float64", ["x"], ["y"], domain=kernels.DOMAIN,
+        input_dtypes="float64", program="Const float64 2.0;Mul float64 0 1", output_registers=[2],
+        input_dtypes_s1="float64", program_s1="Identity float64 0", output_registers_s1=[1], rank_s1=2,
+        expand_s1=[2, 1], stages=2, stage_inputs=[0, -1], stage_outputs=[-1, 0],
+    )
+    session = _kernel_session([node], [helper.make_tensor_value_info("x", TensorProto.DOUBLE, None)],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)])
+    for shape in ((3,), (2, 3), (1, 1), (1, 0), ()):
+        x = rng.normal(size=shape)
+        (y,) = session.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.broadcast_to(x * 2.0, np.broadcast_shapes(shape, (2, 1))))
+    with pytest.raises(Exception, match=r"input shapes \(4, 1\) \(2, 1\) do not broadcast"):
+        session.run(None, {"x": np.ones((4, 1))})
+
+
+def test_concats_and_splits_between_kernel_nodes_are_stages(rng):
+    # pt.concatenate and pt.split of fused expressions (ONNX's Concat, and
+    # Split of constant sizes), and their gradients: stages of the kernel
+    # nodes around them (src/core/passes/merge_kernel_stages.h), on both paths.
+    x = pt.tensor("x", shape=(4, 2))  # (static: no shape arithmetic beside, whose Concats are int64)
+    y = pt.tensor("y", shape=(4, 1))
+    joined = pt.concatenate([pt.exp(x), y * 2.0], axis=1)
+    a, b = pt.split(pt.log1p(joined**2), [1, 2], n_splits=2, axis=1)
+    out = (a * 3.0).sum() + pt.sqrt(b + 1.0).sum()
+    fn, _ = compare_onnx_and_py([x, y], [out, *pt.grad(out, [x, y])], [rng.normal(size=(4, 2)), rng.normal(size=(4, 1))])
+    types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert "Concat" not in types and "Split" not in types, types
+    kinds = {k for s in stages(fn) for k in ("concat", "split") if k in s}
+    assert kinds == {"concat", "split"}, stages(fn)
+
+
 def test_reshapes_between_kernel_nodes_are_stages(rng):
     # The diagonal of a Cholesky factor as PyTensor reads it (a flat view
     # and a Gather of every (n + 1)-th element), its log summed: stages of
@@ -1045,3 +1146,25 @@ def _single_thread():
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     return options
+
+
+def test_onnx_float64_arithmetic_runs_as_stages(rng):
+    # ONNX's float64 Sub, Exp, Log, Div, ... that rules write beside kernel
+    # nodes (a log-softmax's recipe, a softmax divided) run as stages: of
+    # the kernel node next to them, or of an Elemwise node of their own in
+    # a graph of kernel nodes (src/core/passes/merge_kernel_stages.h). Rows
+    # of NaN, infinities and huge values, on both paths.
+    x = pt.tensor("x", shape=(None, 4))
+    r = pt.tensor("r", shape=(4,))  # (static: no run-time check of x's and r's sizes beside)
+    outputs = [pt.special.log_softmax(x * 2.0 + 1.0, axis=-1) * 3.0, pt.special.softmax(pt.exp(x), axis=0) / r]
+    value = rng.normal(size=(5, 4))
+    value[1] = [np.nan, 0.0, 1.0, 2.0]
+    value[2] = [np.inf, 0.0, -np.inf, 1.0]
+    value[3] = [-np.inf, -np.inf, -np.inf, 0.0]
+    value[4] = [700.0, -700.0, 1e-300, 300.0]
+    fn, results = compare_onnx_and_py([x, r], outputs, [value, np.array([1.0, -2.0, 0.0, 3.0])])
+    types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert not {"Sub", "Exp", "Log", "Div", "ReduceSum"} & set(types), types
+    programs = [s.get("program", "") for s in stages(fn)]
+    for program in ("Sub float64 0 1", "Exp float64 0", "Log float64 0", "TrueDiv float64 0 1"):
+        assert program in programs, (program, programs)

@@ -175,6 +175,30 @@ std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, cons
     shape.insert(shape.end(), (*inputs[0])->begin() + 1, (*inputs[0])->end());
     return {Shape(std::move(shape))};
   }
+  if (const auto sizes = node.attrs.get_ints(stage_attribute("split_sizes", stage))) {  // merge_kernel_stages.h
+    const int64_t axis = node.attrs.get_int(stage_attribute("split", stage), 0);
+    std::vector<Shape> pieces;
+    for (int64_t size : *sizes) {
+      Shape piece = inputs.empty() || !inputs[0] ? Shape(std::nullopt) : *inputs[0];
+      if (piece && axis >= 0 && static_cast<size_t>(axis) < piece->size()) (*piece)[static_cast<size_t>(axis)] = Dim::known(size);
+      else piece = std::nullopt;
+      pieces.push_back(std::move(piece));
+    }
+    return pieces;
+  }
+  if (node.attrs.has(stage_attribute("concat", stage))) {  // the inputs joined along the axis
+    const int64_t axis = node.attrs.get_int(stage_attribute("concat", stage), 0);
+    Shape joined = inputs.empty() || !inputs[0] ? Shape(std::nullopt) : *inputs[0];
+    if (!joined || axis < 0 || static_cast<size_t>(axis) >= joined->size()) return {std::nullopt};
+    const auto at = static_cast<size_t>(axis);
+    Dim total = Dim::known(0);
+    for (const Shape* in : inputs) {
+      const bool known = in && *in && (*in)->size() > at && (**in)[at].is_known() && total.is_known();
+      total = known ? Dim::known(total.size + (**in)[at].size) : Dim::unknown();
+    }
+    (*joined)[at] = total;
+    return {joined};
+  }
   if (node.attrs.has(stage_attribute("scatter", stage))) {  // the data's shape
     return {inputs.empty() || !inputs[0] ? Shape(std::nullopt) : *inputs[0]};
   }
@@ -239,6 +263,11 @@ std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, cons
     padded.insert(padded.end(), shape->begin(), shape->end());
     shape = padded;
   }
+  if (const auto target = node.attrs.get_ints(stage_attribute("expand", stage))) {  // merge_kernel_stages.h
+    std::vector<Dim> dims;
+    for (int64_t d : *target) dims.push_back(Dim::known(d));
+    shape = broadcast_shapes(shape, Shape(std::move(dims)));
+  }
   const std::vector<int64_t> reductions =
       node.attrs.get_ints(stage_attribute("output_reductions", stage)).value_or(std::vector<int64_t>{});
   std::vector<Shape> shapes;
@@ -263,7 +292,8 @@ const std::vector<std::string>& stage_attribute_names() {
                                                  "reduce",     "axes",         "keepdims",
                                                  "num_state",  "next_state",   "until",
                                                  "gather",     "scatter",      "reshape",
-                                                 "reshape_ones"};
+                                                 "reshape_ones", "split",      "split_sizes",
+                                                 "concat",     "expand"};
   return names;
 }
 
@@ -276,8 +306,10 @@ size_t stage_input_count(const Node& node, size_t stage) {
 }
 
 size_t stage_output_count(const Node& node, size_t stage) {
+  if (const auto sizes = node.attrs.get_ints(stage_attribute("split_sizes", stage))) return sizes->size();
   if (node.attrs.has(stage_attribute("reduce", stage)) || node.attrs.has(stage_attribute("gather", stage)) ||
-      node.attrs.has(stage_attribute("scatter", stage)) || node.attrs.has(stage_attribute("reshape", stage))) {
+      node.attrs.has(stage_attribute("scatter", stage)) || node.attrs.has(stage_attribute("reshape", stage)) ||
+      node.attrs.has(stage_attribute("concat", stage))) {
     return 1;
   }
   if (is_loop_stage(node, stage)) {

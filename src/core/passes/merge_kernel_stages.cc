@@ -230,12 +230,107 @@ std::optional<Stage> reshape_stage(const Node& node) {
   return stage;
 }
 
+// ONNX's Split of constant sizes, and Concat, of inputs of known rank and a
+// kernel dtype, as a stage (attribute `split` with `split_sizes`, or
+// `concat`: the axis, made non-negative): a simplex transform's pieces.
+std::optional<Stage> join_stage(const Node& node) {
+  if (!node.domain.empty() || (node.op_type != "Split" && node.op_type != "Concat") || node.inputs.empty()) {
+    return std::nullopt;
+  }
+  const Value* first = node.input(0);
+  if (!first || !first->rank() || !is_kernel_dtype(first->dtype)) return std::nullopt;
+  const auto rank = static_cast<int64_t>(*first->rank());
+  int64_t axis = node.attrs.get_int("axis", 0);
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  if (axis < 0) axis += rank;
+  Stage stage;
+  if (node.op_type == "Split") {
+    const std::optional<std::vector<int64_t>> sizes = node.inputs.size() == 2 ? infer::const_ints(node.input(1)) : std::nullopt;
+    if (!sizes || sizes->size() != node.outputs.size() ||
+        std::any_of(sizes->begin(), sizes->end(), [](int64_t k) { return k < 0; })) {
+      return std::nullopt;  // (equal pieces of a size known at run time: ONNX's)
+    }
+    stage.attrs.set("split", axis);
+    stage.attrs.set("split_sizes", *sizes);
+    stage.attrs.set("input_dtypes", dtype_name(first->dtype));
+    stage.sources = {0};
+    for (size_t j = 0; j < node.outputs.size(); ++j) stage.destinations.push_back(static_cast<int64_t>(j));
+    return stage;
+  }
+  std::string dtypes;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Value* in = node.input(i);
+    if (!in || in->dtype != first->dtype || in->rank() != first->rank()) return std::nullopt;
+    dtypes += (i ? " " : "") + dtype_name(first->dtype);
+    stage.sources.push_back(static_cast<int64_t>(i));
+  }
+  stage.attrs.set("concat", axis);
+  stage.attrs.set("input_dtypes", dtypes);
+  stage.destinations = {0};
+  return stage;
+}
+
+// ONNX's Expand of a constant shape, of an input of known rank and a kernel
+// dtype, as an Identity program whose output is broadcast to that shape too
+// (attribute `expand`).
+std::optional<Stage> expand_stage(const Node& node) {
+  if (!node.domain.empty() || node.op_type != "Expand" || node.inputs.size() != 2 || node.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const Value* in = node.input(0);
+  const std::optional<std::vector<int64_t>> target = infer::const_ints(node.input(1));
+  if (!in || !in->rank() || !is_kernel_dtype(in->dtype) || !target || target->empty() ||
+      std::any_of(target->begin(), target->end(), [](int64_t d) { return d < 0; })) {
+    return std::nullopt;
+  }
+  const std::string dtype = dtype_name(in->dtype);
+  Stage stage;
+  stage.attrs.set("program", "Identity " + dtype + " 0");
+  stage.attrs.set("input_dtypes", dtype);
+  stage.attrs.set("output_registers", std::vector<int64_t>{1});
+  stage.attrs.set("rank", static_cast<int64_t>(std::max(*in->rank(), target->size())));
+  stage.attrs.set("expand", *target);
+  stage.sources = {0};
+  stage.destinations = {0};
+  return stage;
+}
+
+// ONNX's float64 arithmetic as a one-instruction program, of inputs of
+// known rank (broadcast as NumPy does, which ONNX's are): the kernels' ops
+// give the same IEEE results (exp and log: libm's, as PyTensor's C and
+// Numba backends take them).
+std::optional<Stage> arithmetic_stage(const Node& node) {
+  static const std::unordered_map<std::string, std::pair<std::string, size_t>> kPrograms = {
+      {"Add", {"Add", 2}}, {"Sub", {"Sub", 2}}, {"Mul", {"Mul", 2}}, {"Div", {"TrueDiv", 2}}, {"Neg", {"Neg", 1}},
+      {"Abs", {"Abs", 1}}, {"Exp", {"Exp", 1}}, {"Log", {"Log", 1}}, {"Sqrt", {"Sqrt", 1}},
+  };
+  if (!node.domain.empty() || node.outputs.size() != 1) return std::nullopt;
+  const auto it = kPrograms.find(node.op_type);
+  if (it == kPrograms.end() || node.inputs.size() != it->second.second) return std::nullopt;
+  size_t rank = 0;
+  std::string program = it->second.first + " float64";
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Value* in = node.input(i);
+    if (!in || !in->rank() || in->dtype != DType::Float64) return std::nullopt;
+    rank = std::max(rank, *in->rank());
+    program += " " + std::to_string(i);
+  }
+  Stage stage;
+  stage.attrs.set("program", program);
+  stage.attrs.set("input_dtypes", node.inputs.size() == 1 ? std::string("float64") : std::string("float64 float64"));
+  stage.attrs.set("output_registers", std::vector<int64_t>{static_cast<int64_t>(node.inputs.size())});
+  stage.attrs.set("rank", static_cast<int64_t>(rank));
+  for (size_t i = 0; i < node.inputs.size(); ++i) stage.sources.push_back(static_cast<int64_t>(i));
+  stage.destinations = {0};
+  return stage;
+}
+
 // A node of another kind as a stage: a reduction, a loop, a cast, a gather,
-// a scatter or a reshape. (ONNX's own float64 arithmetic as one-instruction
-// stages was measured and left out: the Dirichlet mixture's call got slower,
-// 26.0 -> 27.5 us, as a stage of a few elements costs what ONNX Runtime's
-// node does.)
+// a scatter, a reshape, a split or concat, an expand, or float64 arithmetic.
 std::optional<Stage> other_stage(const Node& node) {
+  if (std::optional<Stage> stage = arithmetic_stage(node)) return stage;
+  if (std::optional<Stage> stage = join_stage(node)) return stage;
+  if (std::optional<Stage> stage = expand_stage(node)) return stage;
   if (std::optional<Stage> stage = reduction_stage(node)) return stage;
   if (std::optional<Stage> stage = loop_stage(node)) return stage;
   if (std::optional<Stage> stage = gather_stage(node)) return stage;
@@ -433,6 +528,21 @@ bool merge_kernel_stages(Graph& graph) {
   const std::unordered_set<std::string> subgraph_reads = graph.names_read_by_own_subgraphs();
   std::unordered_map<const Node*, size_t> position;
   for (Node* node : graph.nodes()) position.emplace(node, position.size());
+  // A graph with kernel nodes runs on the kernel library (mode ONNX), whose
+  // domain its model imports: there a chain of ONNX's arithmetic (a
+  // log-softmax's Sub, Exp, ReduceSum, Log) becomes an Elemwise node of its
+  // own. A graph without them stays as it is (a portable export).
+  const bool runs_kernels = std::any_of(position.begin(), position.end(), [](const auto& entry) {
+    return entry.first->domain == kKernelDomain;
+  });
+  // Whether `early` and `late` may make one node: one of them is an
+  // Elemwise kernel node, or runs arithmetic in a graph of kernel nodes.
+  // (Other pairs alone stay as they are: two reductions stay ONNX's; a cast
+  // and a loop only merge into a node that runs more.)
+  auto mergeable = [runs_kernels](const Node& early, const Node& late) {
+    return is_elemwise_kernel(early) || is_elemwise_kernel(late) ||
+           (runs_kernels && (arithmetic_stage(early) || arithmetic_stage(late)));
+  };
   bool changed = false;
   // (Merged nodes go before the node that takes them, which this walk has
   // passed; so only nodes the walk has passed are removed.)
@@ -453,11 +563,8 @@ bool merge_kernel_stages(Graph& graph) {
         // (A subgraph's nodes read enclosing values directly: readers of an
         // input may be nodes of another graph.)
         const auto at = position.find(early);
-        // (Two nodes of other kinds alone stay as they are: two reductions
-        // stay ONNX's, whose Elemwise node would need the kernel domain
-        // imported; a cast and a loop only merge into a node that runs more.)
         if (early == late || at == position.end() || at->second > position.at(late) ||
-            !is_stage_node(early, subgraph_reads) || (!is_elemwise_kernel(*early) && !is_elemwise_kernel(*late))) {
+            !is_stage_node(early, subgraph_reads) || !mergeable(*early, *late)) {
           continue;
         }
         const Place place = placement(graph, *early, *late, position);
