@@ -133,16 +133,25 @@ def is_compiled(*attributes) -> bool:
 
 
 def node_is_compiled(node) -> bool:
-    """Whether the program of a kernel node (an ``onnx.NodeProto`` of type
-    ``Elemwise_<dtype>`` or ``ScalarLoop_<dtype>``) was compiled, for some
-    scalar inputs."""
-    attributes = {a.name: a for a in node.attribute}
-    dtypes, program = attributes["input_dtypes"].s.decode(), attributes["program"].s.decode()
+    """Whether the programs of a kernel node (an ``onnx.NodeProto`` of type
+    ``Elemwise_<dtype>`` or ``ScalarLoop_<dtype>``) were compiled, for some
+    scalar inputs: each stage's program of more than one instruction, and
+    there is one. (A program of one instruction, ONNX's arithmetic merged in
+    as a stage by the core, is interpreted: the interpreter runs that
+    instruction's own loop.)"""
     if node.op_type.startswith("ScalarLoop_"):
-        return is_compiled(dtypes, program, attributes["num_state"].i, list(attributes["next_state"].ints),
-                           attributes["until"].i)
-    outputs = tuple(attributes["output_registers"].ints)
-    return any(key[:3] == (dtypes, program, outputs) for key in _COMPILED if len(key) == 4)
+        attributes = {a.name: a for a in node.attribute}
+        return is_compiled(attributes["input_dtypes"].s.decode(), attributes["program"].s.decode(),
+                           attributes["num_state"].i, list(attributes["next_state"].ints), attributes["until"].i)
+    programs = [
+        stage for stage in kernels.elemwise_stages(node)
+        if "program" in stage and "num_state" not in stage and ";" in stage["program"]
+    ]
+    return bool(programs) and all(
+        any(key[:3] == (stage["input_dtypes"], stage["program"], tuple(stage["output_registers"]))
+            for key in _COMPILED if len(key) == 4)
+        for stage in programs
+    )
 
 
 def _key(*attributes) -> tuple:

@@ -879,8 +879,12 @@ void run_join_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuff
   for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(first[d]);
   const size_t inner = element_count(first, axis + 1) * item;  // (bytes)
   if (stage.joins == ElemwiseStage::Joins::Split) {
+    // (Sizes a hand-made node gives could wrap around to the axis's size:
+    // refused, never cut into pieces past the input's end.)
     int64_t total = 0;
-    for (int64_t k : stage.pieces) total += k;
+    for (int64_t k : stage.pieces) {
+      if (__builtin_add_overflow(total, k, &total)) throw std::invalid_argument("a split's sizes overflow int64");
+    }
     if (total != first[axis]) {
       throw std::invalid_argument("cannot split an axis of size " + std::to_string(first[axis]) + " into pieces of " +
                                   std::to_string(total) + " elements");
@@ -996,6 +1000,13 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
       run.shapes.assign({&run.shape, &stage.expand});
       broadcast_into(run.shapes, run.expanded);
       run.shape.swap(run.expanded);
+      // (A hand-made target's sizes could overflow the count: refused.)
+      size_t count = 1;
+      for (int64_t d : run.shape) {
+        if (__builtin_mul_overflow(count, static_cast<size_t>(d), &count)) {
+          throw std::invalid_argument("an expand's sizes overflow the element count");
+        }
+      }
     }
     run.outputs.clear();
     for (size_t j = 0; j < p.outputs.size(); ++j) {

@@ -725,6 +725,10 @@ def test_split_and_concat_stages_give_numpys_pieces(rng):
         session.run(None, {"x": np.ones((2, 2)), "y": np.ones((3, 2))})
     with pytest.raises(Exception, match="cannot split an axis of size 5 into pieces of 4 elements"):
         session.run(None, {"x": np.ones((2, 2)), "y": np.ones((2, 3))})
+    # (4 * 2**62 wraps to 0, the axis's size, in 64 bits: never taken as pieces that fit.)
+    wrapping = _join_stage_session(split_sizes_s2=[2**62] * 4, stage_outputs=[-1, 0, 1, -1, -1, -1, 2])
+    with pytest.raises(Exception, match="a split's sizes overflow int64"):
+        wrapping.run(None, {"x": np.ones((2, 0)), "y": np.ones((2, 0))})
     deep = _join_stage_session(split_s2=2)
     with pytest.raises(Exception, match="axis 2 is out of range for an input of rank 2"):
         deep.run(None, {"x": np.ones((2, 2)), "y": np.ones((2, 2))})
@@ -763,6 +767,11 @@ def test_an_expand_stage_broadcasts_to_its_shape(rng):
         np.testing.assert_array_equal(y, np.broadcast_to(x * 2.0, np.broadcast_shapes(shape, (2, 1))))
     with pytest.raises(Exception, match=r"input shapes \(4, 1\) \(2, 1\) do not broadcast"):
         session.run(None, {"x": np.ones((4, 1))})
+    node.attribute[[a.name for a in node.attribute].index("expand_s1")].ints[:] = [2**40, 2**40, 0]
+    huge = _kernel_session([node], [helper.make_tensor_value_info("x", TensorProto.DOUBLE, None)],
+                           [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)])
+    with pytest.raises(Exception, match="an expand's sizes overflow the element count"):
+        huge.run(None, {"x": np.ones((1, 1))})  # ((2**40, 2**40, 0): no elements, but 2**80 wraps before the 0)
 
 
 def test_concats_and_splits_between_kernel_nodes_are_stages(rng):
