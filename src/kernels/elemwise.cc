@@ -670,8 +670,11 @@ void* stage_output(Ort::KernelContext& ctx, const ElemwiseStage& stage, size_t j
     size_t elements = 1;
     for (int64_t d : value.shape) elements *= static_cast<size_t>(d);
     const size_t bytes = elements * dtype_size(stage.output_dtype(j));
+    // (Grown, never shrunk: value g of another node this thread runs may be
+    // smaller, and growing back into the capacity zero-filled it each run.)
     std::vector<double>& memory = run.scratch[g];
-    memory.resize((bytes + sizeof(double) - 1) / sizeof(double));
+    const size_t words = (bytes + sizeof(double) - 1) / sizeof(double);
+    if (memory.size() < words) memory.resize(words);
     value.data = memory.data();
   }
   return const_cast<void*>(value.data);
