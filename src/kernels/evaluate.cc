@@ -236,8 +236,8 @@ void plan_leaf_blocks(Call& call, size_t chunk) {
 
 // What the blocks of a run need besides the Call, per thread: concurrent
 // runs of one session share the program, never the scratch. One object
-// per thread for all of them (thread_instance.h), fetched once per run of
-// blocks.
+// per thread for all of them (thread_instance.h): the calling thread's
+// fetched with its Call, a pool thread's once per task.
 struct BlockScratch {
   std::vector<uint64_t> slots;        // kBlock 8-byte elements per slot of the program
   std::vector<Operand> operands;      // per register (interpreted programs)
@@ -291,16 +291,17 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
   }
 }
 
-void run_blocks(const Call& call, size_t first_block, size_t last_block) {
+// Blocks [first_block, last_block) of `call`, with `scratch`: the running
+// thread's.
+void run_blocks(const Call& call, size_t first_block, size_t last_block, BlockScratch& scratch) {
   const Program& p = *call.program;
-  BlockScratch& scratch = thread_instance<BlockScratch>();
   const size_t words = static_cast<size_t>(p.num_slots) * kBlock;
   if (scratch.slots.size() < words) scratch.slots.resize(words);
   std::vector<Operand>& operands = scratch.operands;
   if (call.compiled == nullptr) {
-    operands.assign(p.registers.size(), Operand{nullptr, false});
+    if (operands.size() < p.registers.size()) operands.resize(p.registers.size());
     for (size_t r = 0; r < p.registers.size(); ++r) {
-      if (call.plan->scalar[r]) operands[r] = {&call.scalar_value[r], true};
+      operands[r] = call.plan->scalar[r] ? Operand{&call.scalar_value[r], true} : Operand{nullptr, false};
     }
   }
   auto slot_data = [&](int r) {
@@ -497,7 +498,13 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
   // One Call per thread, its vectors reused from run to run: a PyMC-sized
   // node is a few hundred ns of work, and a dozen allocations cost as much.
   // (Pool threads only read the calling thread's Call.)
-  Call& call = thread_instance<Call>();
+  // (The calling thread's Call and block scratch, reached in one call.)
+  struct Scratch {
+    Call call;
+    BlockScratch blocks;
+  };
+  Scratch& scratch = thread_instance<Scratch>();
+  Call& call = scratch.call;
   call.program = &p;
   call.out_shape.assign(out_shape.begin(), out_shape.end());
   size_t size = 1;
@@ -650,8 +657,15 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
     call.terms.resize(call.num_reduced * size);
   }
   if (!call.leaf_start.empty()) call.leaf_sums.resize(call.num_reduced * (call.leaf_start.size() - 1));
-  run_chunked(blocks, call.blocks_per_task, pool,
-              [&call](size_t first, size_t last) { run_blocks(call, first, last); });
+  if (pool == nullptr || blocks <= call.blocks_per_task) {
+    run_blocks(call, 0, blocks, scratch.blocks);  // (one task, on this thread: no std::function)
+  } else {
+    run_chunked(blocks, call.blocks_per_task, pool,
+                [&call](size_t first, size_t last) {
+                  // (A pool thread's own scratch: tasks of one call run at once.)
+                  run_blocks(call, first, last, thread_instance<BlockScratch>());
+                });
+  }
   write_reductions();
   if (call.terms.size() > kKeptTerms) std::vector<double>().swap(call.terms);  // (a large array's terms go)
   if (call.leaf_sums.size() > kKeptTerms / 64) std::vector<double>().swap(call.leaf_sums);  // (a leaf: >= 64 values)
