@@ -104,6 +104,25 @@ bool exact_cast(DType from, DType to) {
   return is_signed_integer(to) || is_unsigned_integer(from);
 }
 
+// A stage of one instruction, `op` of `dtype` over the node's inputs in
+// order (of `input_dtypes`), whose one output is the node's, of `rank` dims.
+Stage one_instruction_stage(const std::string& op, const std::string& dtype, const std::vector<std::string>& input_dtypes,
+                            size_t rank) {
+  Stage stage;
+  std::string program = op + " " + dtype, dtypes;
+  for (size_t i = 0; i < input_dtypes.size(); ++i) {
+    program += " " + std::to_string(i);
+    dtypes += (i ? " " : "") + input_dtypes[i];
+    stage.sources.push_back(static_cast<int64_t>(i));
+  }
+  stage.attrs.set("program", program);
+  stage.attrs.set("input_dtypes", dtypes);
+  stage.attrs.set("output_registers", std::vector<int64_t>{static_cast<int64_t>(input_dtypes.size())});
+  stage.attrs.set("rank", static_cast<int64_t>(rank));
+  stage.destinations = {0};
+  return stage;
+}
+
 // ONNX's Cast as a one-instruction program (exact_cast), of an input of known rank.
 std::optional<Stage> cast_stage(const Node& node) {
   if (!node.domain.empty() || node.op_type != "Cast" || node.inputs.size() != 1 || node.outputs.size() != 1) {
@@ -111,14 +130,7 @@ std::optional<Stage> cast_stage(const Node& node) {
   }
   const Value* in = node.input(0);
   if (!in || !in->rank() || !exact_cast(in->dtype, node.outputs[0]->dtype)) return std::nullopt;
-  Stage stage;
-  stage.attrs.set("program", "Cast " + dtype_name(node.outputs[0]->dtype) + " 0");
-  stage.attrs.set("input_dtypes", dtype_name(in->dtype));
-  stage.attrs.set("output_registers", std::vector<int64_t>{1});
-  stage.attrs.set("rank", static_cast<int64_t>(*in->rank()));
-  stage.sources = {0};
-  stage.destinations = {0};
-  return stage;
+  return one_instruction_stage("Cast", dtype_name(node.outputs[0]->dtype), {dtype_name(in->dtype)}, *in->rank());
 }
 
 // ONNX's Gather along axis 0 of int64 indices (PyTensor's a[idx]: a
@@ -284,14 +296,8 @@ std::optional<Stage> expand_stage(const Node& node) {
     return std::nullopt;
   }
   const std::string dtype = dtype_name(in->dtype);
-  Stage stage;
-  stage.attrs.set("program", "Identity " + dtype + " 0");
-  stage.attrs.set("input_dtypes", dtype);
-  stage.attrs.set("output_registers", std::vector<int64_t>{1});
-  stage.attrs.set("rank", static_cast<int64_t>(std::max(*in->rank(), target->size())));
+  Stage stage = one_instruction_stage("Identity", dtype, {dtype}, std::max(*in->rank(), target->size()));
   stage.attrs.set("expand", *target);
-  stage.sources = {0};
-  stage.destinations = {0};
   return stage;
 }
 
@@ -308,21 +314,12 @@ std::optional<Stage> arithmetic_stage(const Node& node) {
   const auto it = kPrograms.find(node.op_type);
   if (it == kPrograms.end() || node.inputs.size() != it->second.second) return std::nullopt;
   size_t rank = 0;
-  std::string program = it->second.first + " float64";
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* in = node.input(i);
     if (!in || !in->rank() || in->dtype != DType::Float64) return std::nullopt;
     rank = std::max(rank, *in->rank());
-    program += " " + std::to_string(i);
   }
-  Stage stage;
-  stage.attrs.set("program", program);
-  stage.attrs.set("input_dtypes", node.inputs.size() == 1 ? std::string("float64") : std::string("float64 float64"));
-  stage.attrs.set("output_registers", std::vector<int64_t>{static_cast<int64_t>(node.inputs.size())});
-  stage.attrs.set("rank", static_cast<int64_t>(rank));
-  for (size_t i = 0; i < node.inputs.size(); ++i) stage.sources.push_back(static_cast<int64_t>(i));
-  stage.destinations = {0};
-  return stage;
+  return one_instruction_stage(it->second.first, "float64", std::vector<std::string>(node.inputs.size(), "float64"), rank);
 }
 
 // A node of another kind as a stage: a reduction, a loop, a cast, a gather,
