@@ -2,6 +2,7 @@
 // transposed operand in place (passes/fold_transposes_into_kernels.h).
 #include <gtest/gtest.h>
 
+#include <tuple>
 #include <vector>
 
 #include "builder.h"
@@ -173,6 +174,44 @@ TEST(FoldVectorAxesIntoKernels, OtherShapesAndReadersKeepTheirNodes) {
   optimize_graph(g.graph());
   EXPECT_EQ(count(g.graph(), "Squeeze"), 5u);
   EXPECT_EQ(count(g.graph(), "MatMul_float64"), 5u);
+}
+
+// solve_triangular(L.T, b, lower=False), the second solve of a Cholesky
+// system: the SolveTriangular kernel reads L with `lower` and `trans`
+// flipped (the same system), for a matrix and a stack alike; a Transpose
+// another node reads too stays for it, and a Transpose of other axes stays.
+TEST(FoldTransposesIntoKernels, ATriangularSolveReadsTheMatrixItTransposes) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* l = g.input("l", DType::Float64, shape_of_sizes({4, 4}));
+  Value* stack = g.input("s", DType::Float64, shape_of_sizes({2, 4, 4}));
+  Value* b = g.input("b", DType::Float64, shape_of_sizes({4, 3}));
+  auto solve = [&](Value* a, int64_t lower, int64_t trans) {
+    return g.op("SolveTriangular_float64", {a, b},
+                {{"lower", lower}, {"trans", trans}, {"unit_diagonal", int64_t{0}}, {"b_ndim", int64_t{2}}}, 1,
+                kKernelDomain)[0];
+  };
+  Value* upper = transpose(g, l, {1, 0});
+  Value* x = solve(upper, 0, 0);
+  Value* y = solve(upper, 1, 1);
+  Value* z = solve(transpose(g, stack, {0, 2, 1}), 0, 0);
+  Value* kept = transpose(g, stack, {1, 0, 2});
+  Value* w = solve(kept, 0, 0);
+  g.output(x, "x");
+  g.output(y, "y");
+  g.output(z, "z");
+  g.output(w, "w");
+  Value* stacked = transpose(g, stack, {0, 2, 1});
+  g.output(solve(stacked, 1, 0), "read_elsewhere");
+  g.output(stacked, "transposed");
+  optimize_graph(g.graph());
+  for (auto [out, lower, trans] : {std::tuple{x, 1, 1}, std::tuple{y, 0, 0}, std::tuple{z, 1, 1}}) {
+    EXPECT_EQ(out->producer->inputs[0], out == z ? stack : l);
+    EXPECT_EQ(out->producer->attrs.get_int("lower", -1), lower);
+    EXPECT_EQ(out->producer->attrs.get_int("trans", -1), trans);
+  }
+  EXPECT_EQ(w->producer->inputs[0], kept);
+  EXPECT_EQ(count(g.graph(), "Transpose"), 2u);  // (the other axes', and the one an output is)
 }
 
 }  // namespace

@@ -100,6 +100,29 @@ def test_each_kernel_is_used_and_equals_pytensors_default_mode(name, inputs, out
     assert all(n.domain != kernels.DOMAIN for n in exported.graph.node)
 
 
+def test_a_solve_by_a_transposed_factor_reads_the_factor(rng):
+    # solve_triangular(L.T, b, lower=False), the second solve of a Cholesky
+    # system (a Gaussian process's): the kernel reads L itself with `lower`
+    # and `trans` flipped (src/core/passes/fold_transposes_into_kernels.h), no
+    # Transpose copies it, and the LAPACK call is the one SciPy makes on the
+    # view L.T (PyTensor's Python implementation): its bits, for a matrix and
+    # a stack of them.
+    import scipy.linalg
+
+    for batch in ((), (2,)):
+        a = pt.tensor("a", shape=(*batch, None, None))
+        b = pt.tensor("b", shape=(*batch, None, None))
+        factor = pt.linalg.cholesky(a)
+        x = pt.linalg.solve_triangular(factor.mT, b, lower=False, b_ndim=2)
+        m = rng.normal(size=(*batch, 20, 20))
+        values = [m @ np.swapaxes(m, -1, -2) + 20 * np.eye(20), rng.normal(size=(*batch, 20, 3))]
+        fn, (got, chol) = compare_onnx_and_py([a, b], [x, factor], values)
+        assert "Transpose" not in {n.op_type for n in fn.maker.linker.onnx_model.graph.node}
+        for k in np.ndindex(*batch):
+            want = scipy.linalg.solve_triangular(chol[k].T, values[1][k], lower=False)
+            np.testing.assert_array_equal(got[k], want)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_batch_dims_broadcast_between_the_matrix_and_the_right_hand_side(dtype, rng):
     a = pt.tensor("a", dtype=dtype, shape=(None, 1, None, None))

@@ -113,4 +113,24 @@ bool fold_transposes_into_matmul_kernels(Graph& graph) {
   return changed;
 }
 
+bool fold_transposes_into_solve_kernels(Graph& graph) {
+  bool changed = false;
+  for (Node* node : graph.nodes()) {
+    if (node->domain != kKernelDomain || node->op_type.rfind("SolveTriangular_", 0) != 0 || node->inputs.empty()) {
+      continue;
+    }
+    Value* in = node->inputs[0];
+    if (!in || !swaps_last_two_dims(in->producer)) continue;
+    Value* source = in->producer->inputs[0];
+    // A subgraph's node may read only what its graph can see.
+    if (!graph.can_read(source)) continue;
+    node->replace_input(0, source);
+    // (A^T's triangle is A's other one; trans 2, the conjugate, is 1 for real dtypes.)
+    node->attrs.set("lower", static_cast<int64_t>(node->attrs.get_int("lower", 0) == 0 ? 1 : 0));
+    node->attrs.set("trans", static_cast<int64_t>(node->attrs.get_int("trans", 0) == 0 ? 1 : 0));
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace pytensor_onnx

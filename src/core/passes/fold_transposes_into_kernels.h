@@ -1,6 +1,7 @@
-// Lets the kernel library's MatMul nodes read a transposed matrix operand
-// in place, instead of after a Transpose that copies it, and multiply by a
-// vector without the axes that made it a matrix.
+// Lets the kernel library's MatMul and SolveTriangular nodes read a
+// transposed matrix operand in place, instead of after a Transpose that
+// copies it, and MatMul nodes multiply by a vector without the axes that
+// made it a matrix.
 #pragma once
 #include "../ir.h"
 namespace pytensor_onnx {
@@ -24,4 +25,13 @@ bool fold_transposes_into_matmul_kernels(Graph& graph);
 // two nodes fewer. Returns true if the graph changed (the Unsqueeze is left
 // for the dead-node pass).
 bool fold_vector_axes_into_matmul_kernels(Graph& graph);
+
+// A SolveTriangular kernel node whose matrix is a standard Transpose that
+// swaps the last two dims (PyTensor's solve_triangular(L.T, b, lower=False),
+// the second solve of a Cholesky system) reads the Transpose's input with
+// `lower` and `trans` flipped: the same system, and the LAPACK call SciPy
+// (PyTensor's Python implementation) makes on L.T, a view of L, without the
+// copy. Returns true if the graph changed (the Transpose is left for the
+// dead-node pass where nothing else reads it).
+bool fold_transposes_into_solve_kernels(Graph& graph);
 }  // namespace pytensor_onnx

@@ -39,6 +39,7 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     changed |= fold_leading_axes_into_kernels(graph);
     changed |= fold_shape_reads_into_kernels(graph);
     changed |= fold_transposes_into_matmul_kernels(graph);
+    changed |= fold_transposes_into_solve_kernels(graph);
     changed |= fold_vector_axes_into_matmul_kernels(graph);
     // (After the MatMul folds: a Squeeze of a product that only an Elemwise
     // kernel reads is a gemv first.)
