@@ -497,8 +497,8 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
   }
   // One Call per thread, its vectors reused from run to run: a PyMC-sized
   // node is a few hundred ns of work, and a dozen allocations cost as much.
-  // (Pool threads only read the calling thread's Call.)
-  // (The calling thread's Call and block scratch, reached in one call.)
+  // (Pool threads only read the calling thread's Call.) The calling thread's
+  // block scratch comes with it, in one thread_instance call.
   struct Scratch {
     Call call;
     BlockScratch blocks;
