@@ -701,6 +701,13 @@ def test_malformed_einsum_and_split_are_refused():
     x = g.input("x", "float64", [0, 3])
     with pytest.raises(ValueError, match="Einsum: the equation has 2 operands, but 1 inputs were given"):
         g.op("Einsum", x, equation="ij,jk->ik")
+    # The implicit form (no "->") too (FUZZ_SEED=2485886444: an empty equation of two inputs).
+    y = g.input("y", "float64", [])
+    with pytest.raises(ValueError, match="Einsum: the equation has 1 operands, but 2 inputs were given"):
+        g.op("Einsum", x, y, equation="")
+    with pytest.raises(ValueError, match="Einsum: the equation has 2 operands, but 1 inputs were given"):
+        g.op("Einsum", x, equation="ij,jk")
+    assert g.op("Einsum", x, equation="ij").shape is None  # (implicit output: its shape unknown)
     v = g.input("v", "float64", [1])
     with pytest.raises(ValueError, match="Split: cannot split an axis of 1 into 3 parts without sizes"):
         g.op("Split", v, axis=0, num_outputs=3, outputs=3)

@@ -42,12 +42,14 @@ Shape einsum_shape(const Node& node) {
     if (c != ' ') eq += c;
   }
   const size_t arrow = eq.find("->");
-  if (arrow == std::string::npos) return std::nullopt;
+  // (The operands are counted in the implicit form too, "ij,jk" or "":
+  // ONNX Runtime refuses a model whose count differs.)
+  const size_t lhs_end = arrow == std::string::npos ? eq.size() : arrow;
   std::vector<std::string> terms;
   for (size_t start = 0;;) {
     const size_t comma = eq.find(',', start);
-    terms.push_back(eq.substr(start, std::min(comma, arrow) - start));
-    if (comma == std::string::npos || comma > arrow) break;
+    terms.push_back(eq.substr(start, std::min(comma, lhs_end) - start));
+    if (comma == std::string::npos || comma > lhs_end) break;
     start = comma + 1;
   }
   if (terms.size() != node.inputs.size()) {
@@ -55,6 +57,7 @@ Shape einsum_shape(const Node& node) {
     throw BuildError("the equation has " + std::to_string(terms.size()) + " operands, but " +
                      std::to_string(node.inputs.size()) + " inputs were given");
   }
+  if (arrow == std::string::npos) return std::nullopt;
   std::unordered_map<char, Dim> letters;
   Shape ellipsis = std::vector<Dim>{};
   for (size_t i = 0; i < terms.size(); ++i) {
