@@ -135,23 +135,21 @@ def is_compiled(*attributes) -> bool:
 def node_is_compiled(node) -> bool:
     """Whether the programs of a kernel node (an ``onnx.NodeProto`` of type
     ``Elemwise_<dtype>`` or ``ScalarLoop_<dtype>``) were compiled, for some
-    scalar inputs: each stage's program of more than one instruction, and
-    there is one. (A program of one instruction, ONNX's arithmetic merged in
-    as a stage by the core, is interpreted: the interpreter runs that
+    scalar inputs: one of its stages' programs at least, and each of more
+    than one instruction. (A one-instruction program that the core merged in
+    as a stage, ONNX's arithmetic, is interpreted: the interpreter runs that
     instruction's own loop.)"""
     if node.op_type.startswith("ScalarLoop_"):
         attributes = {a.name: a for a in node.attribute}
         return is_compiled(attributes["input_dtypes"].s.decode(), attributes["program"].s.decode(),
                            attributes["num_state"].i, list(attributes["next_state"].ints), attributes["until"].i)
-    programs = [
-        stage for stage in kernels.elemwise_stages(node)
-        if "program" in stage and "num_state" not in stage and ";" in stage["program"]
-    ]
-    return bool(programs) and all(
+    programs = [stage for stage in kernels.elemwise_stages(node) if "program" in stage and "num_state" not in stage]
+    compiled = [
         any(key[:3] == (stage["input_dtypes"], stage["program"], tuple(stage["output_registers"]))
             for key in _COMPILED if len(key) == 4)
         for stage in programs
-    )
+    ]
+    return any(compiled) and all(done or ";" not in stage["program"] for done, stage in zip(compiled, programs))
 
 
 def _key(*attributes) -> tuple:
