@@ -34,8 +34,6 @@ class ArgList {
   ArgList(const ArrayArg* first, size_t count) : first_(first), count_(count) {}
   size_t size() const { return count_; }
   const ArrayArg& operator[](size_t i) const { return first_[i]; }
-  const ArrayArg* begin() const { return first_; }
-  const ArrayArg* end() const { return first_ + count_; }
 
  private:
   const ArrayArg* first_;
