@@ -390,10 +390,12 @@ ElemwiseStage parse_join_stage(const Ort::ConstKernelInfo& info, size_t s, int64
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
   ElemwiseStage stage;
   using Joins = ElemwiseStage::Joins;
-  stage.joins = split >= 0 ? Joins::Split : Joins::Concat;
-  stage.join_axis = split >= 0 ? split : concat;
-  if (stage.join_axis >= kMaxRank) {
-    throw std::invalid_argument("attribute '" + name(split >= 0 ? "split" : "concat") + "' must be an axis");
+  // (-1 is an absent attribute: the other one names the kind.)
+  const bool splits = split != -1;
+  stage.joins = splits ? Joins::Split : Joins::Concat;
+  stage.join_axis = splits ? split : concat;
+  if (stage.join_axis < 0 || stage.join_axis >= kMaxRank) {
+    throw std::invalid_argument("attribute '" + name(splits ? "split" : "concat") + "' must be an axis");
   }
   stage.input_dtypes = parse_dtypes(info.GetAttribute<std::string>(name("input_dtypes").c_str()));
   const size_t n = stage.input_dtypes.size();

@@ -740,6 +740,8 @@ def test_split_and_concat_stages_give_numpys_pieces(rng):
         (dict(split_sizes_s2=[1, -3]), "attribute 'split_sizes_s2' must be one size >= 0 per piece"),
         (dict(input_dtypes_s1="float64 float32"), "of a concat, one dtype per input, all the same"),
         (dict(split_s2=2**40), "attribute 'split_s2' must be an axis"),
+        (dict(split_s2=-3), "attribute 'split_s2' must be an axis"),  # (was read as a concat of axis -1)
+        (dict(concat_s1=-2), "attribute 'concat_s1' must be an axis"),
     ],
 )
 def test_malformed_join_stages_fail_the_session(changes, message):
