@@ -12,6 +12,7 @@ from pytensor.graph.basic import Constant
 from pytensor.tensor.basic import MakeVector
 from pytensor.tensor.reshape import JoinDims, SplitDims
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
+from pytensor.tensor.subtensor import Subtensor
 
 from pytensor_onnx.dispatch.basic import onnx_funcify
 from pytensor_onnx.dispatch.utils import (
@@ -77,7 +78,7 @@ def _reshape(op, node, g, x, target):
         return reshape(g, x, [target])
     # A target built by MakeVector: keep its pieces apart, so constants and
     # known sizes stay static and opset 13 can copy the input dims it repeats.
-    pieces, copies = [], set()
+    pieces, copies, sizes = [], set(), set()
     for i, var in enumerate(owner.inputs):
         size = _static_size(var)
         if size is not None:
@@ -86,7 +87,28 @@ def _reshape(op, node, g, x, target):
             pieces.append(g.op("Gather", target, int64_const(g, i), axis=0))
         if _is_copy_of_input_dim(var, node.inputs[0], i):
             copies.add(i)
-    return reshape(g, x, pieces, copies)
+        elif _is_dim_size(var):
+            sizes.add(i)
+    return reshape(g, x, pieces, copies, nonnegative=sizes)
+
+
+def _is_dim_size(var) -> bool:
+    """Whether PyTensor variable ``var`` is a dim read from a shape
+    (``Shape_i``, or ``Shape(x)[i]``): never negative, so never the inferred
+    size of a reshape."""
+    owner = var.owner
+    if owner is None:
+        return False
+    if isinstance(owner.op, Shape_i):
+        return True
+    source = owner.inputs[0].owner
+    return (
+        isinstance(owner.op, Subtensor)
+        and len(owner.inputs) == 2
+        and owner.outputs[0].ndim == 0
+        and source is not None
+        and isinstance(source.op, Shape)
+    )
 
 
 def _static_size(var) -> int | None:
@@ -116,7 +138,7 @@ def _join_dims(op, node, g, x):
     else:
         product = g.op("ReduceProd", int64_vector(g, joined), keepdims=0)
     pieces = [*sizes[:start], product, *sizes[stop:]]
-    return reshape(g, x, pieces, copies=set(range(start)))
+    return reshape(g, x, pieces, copies=set(range(start)), nonnegative=set(range(len(pieces))))
 
 
 @onnx_funcify.register(SplitDims)
@@ -124,4 +146,6 @@ def _split_dims(op, node, g, x, shape):
     sizes = dim_sizes(g, x, node.inputs[0].type.shape)
     axis = op.axis
     pieces = [*sizes[:axis], shape, *sizes[axis + 1 :]]
-    return reshape(g, x, pieces, copies=set(range(axis)))
+    # (Positions are those of `pieces`: every one but `shape`'s is a dim of x.)
+    nonnegative = set(range(len(pieces))) - {axis}
+    return reshape(g, x, pieces, copies=set(range(axis)), nonnegative=nonnegative)

@@ -163,20 +163,27 @@ def check(g, ok, value, node_name: str = DATA_CHECK):
 # --------------------------------------------------------------------------
 
 
-def reshape(g, x, pieces, copies=()):
+def reshape(g, x, pieces, copies=(), nonnegative=()):
     """``np.reshape(x, shape)`` for a target given as ``int64_vector`` pieces.
 
     NumPy reads 0 as a size; ONNX Reshape reads it as "copy the input dim"
     unless ``allowzero=1`` (opset 14). ``copies`` lists target positions known
     to equal the input dim at the same position: there copying is exact, so a
-    target of copies and non-zero constants needs neither.
+    target of copies and non-zero constants needs neither. ``nonnegative``
+    lists positions of run-time pieces known never to be negative (sizes read
+    from shapes): they cannot be the one inferred size.
     """
     # NumPy takes any negative size for the one inferred size; ONNX only -1.
     pieces = [-1 if static_int(p) is not None and static_int(p) < 0 else p for p in pieces]
     # A copy next to a -1 is exact only where the copied size is known not to
     # be 0: NumPy refuses to infer a size beside a 0, ONNX's copy infers one
     # (a (0, 2, 0, 2) array flattened to 2 axes gave (0, 4); found by the fuzzer).
-    infers = any(static_int(p) == -1 for p in pieces)
+    # A run-time piece may be the -1 too (a target computed in the graph,
+    # `Cast(-1)` beside a dim read at run time: FUZZ_SEED=3743763509).
+    infers = any(
+        static_int(p) == -1 or (static_int(p) is None and i not in copies and i not in nonnegative)
+        for i, p in enumerate(pieces)
+    )
     copies = {i for i in copies if not infers or (x.shape is not None and isinstance(x.shape[i], int) and x.shape[i] > 0)}
     if all(i in copies or (static_int(p) is not None and static_int(p) != 0) for i, p in enumerate(pieces)):
         return g.op("Reshape", x, int64_vector(g, [0 if i in copies else p for i, p in enumerate(pieces)]))

@@ -14,7 +14,8 @@ from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 
 import pytensor_onnx.mode
 from pytensor_onnx import compat
-from pytensor_onnx.testing import compare_onnx_and_py
+from pytensor_onnx.dispatch.utils import DATA_CHECK
+from pytensor_onnx.testing import compare_onnx_and_py, py_function
 
 from helpers import ALL_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types, sample
 
@@ -188,6 +189,41 @@ def test_reshape_invalid_runtime_target_raises(target, opset, rng):
     shape = pt.lvector("shape")
     y = x.reshape(shape, ndim=len(target))
     compare_raises([x, shape], [y], [rng.normal(size=(2, 3, 4)), np.array(target)], ValueError, "reshape|unknown dimension", opset_version=opset, onnx_fails="check" if opset < 14 else "Reshape")
+
+
+@pytest.mark.parametrize("opset", [13, 14, 18])
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("target_of", ["vector", "pieces"])
+@pytest.mark.parametrize("sizes", [(0, -1), (-1, 0), (0, -7)])
+def test_reshape_to_a_runtime_inferred_size_beside_a_zero_raises(sizes, target_of, kernels, opset):
+    # NumPy refuses to infer a size beside a 0 whatever the input; ONNX
+    # Runtime infers one. A target known only at run time returned (0, 1)
+    # in both paths (found by the fuzzer, FUZZ_SEED=3743763509).
+    x = pt.tensor("x", shape=(None, None, None))
+    if target_of == "vector":
+        target = pt.lvector("target")
+        y, inputs, values = x.reshape(target, ndim=2), [x, target], [np.zeros((0, 3, 1)), np.array(sizes)]
+    else:
+        n, m = pt.lscalar("n"), pt.lscalar("m")
+        y, inputs, values = x.reshape((n, m)), [x, n, m], [np.zeros((0, 3, 1)), *map(np.int64, sizes)]
+    with pytest.raises(ValueError, match="cannot reshape"):
+        py_function(inputs, [y])(*values)
+    fn = pytensor.function(inputs, y, mode=pytensor_onnx.mode.onnx_mode(opset_version=opset, kernels=kernels))
+    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
+        fn(*values)
+    # (The same target with a size that is not 0 runs.)
+    values[1:] = [np.array([2, -1])] if target_of == "vector" else [np.int64(2), np.int64(-1)]
+    compare_onnx_and_py(inputs, [y], [np.zeros((2, 3, 1)), *values[1:]], opset_version=opset)
+
+
+@pytest.mark.parametrize("opset", [14, 18])
+def test_reshape_target_of_dims_needs_no_check(opset):
+    # Dims read from shapes are never the inferred size: their reshape is
+    # not checked for a -1 beside a 0 (no data check in the model; opset 13
+    # reshapes to zero sizes with a check of its own).
+    x = pt.tensor("x", shape=(None, None, None))
+    fn, _ = compare_onnx_and_py([x], [x.reshape((x.shape[1], x.shape[0], x.shape[2]))], [np.zeros((2, 0, 3))], opset_version=opset)
+    assert not any(DATA_CHECK in node.name for node in fn.maker.linker.onnx_model.graph.node)
 
 
 @pytest.mark.parametrize("opset", [13, 18])
