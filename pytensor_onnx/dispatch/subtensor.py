@@ -108,6 +108,31 @@ def _index_value(g, value):
 
 def basic_index(g, x, indices):
     """``x[indices]`` for slices (parts: Values or None) and integer scalar Values."""
+    runtime_steps = [
+        position for position, index in enumerate(indices)
+        if isinstance(index, slice) and index.step is not None and static_int(index.step) is None
+    ]
+    if not runtime_steps or all(isinstance(index, slice) for index in indices):
+        return _integer_index(g, _slice(g, x, indices), indices)
+    # A step of 0 fails, and NumPy checks the indices from left to right:
+    # x[0, 5, ::k] of an axis of size 3 and k = 0 raises the IndexError,
+    # x[::k, 5] the step's ValueError (FUZZ_SEED=3069807091: mode ONNX
+    # failed in the Slice). So the indices go in runs, each ending at a slice
+    # of a run-time step: a run's integers index first, then its slices.
+    removed, start = 0, 0  # integer axes indexed away; where the run starts
+    for end in [*(position + 1 for position in runtime_steps), len(indices)]:
+        run = indices[start:end]
+        whole = [slice(None)] * (start - removed)  # the axes of earlier runs
+        x = _integer_index(g, x, whole + [index if not isinstance(index, slice) else slice(None) for index in run])
+        sliced = [index for index in run if isinstance(index, slice)]
+        x = _slice(g, x, whole + sliced)
+        removed += len(run) - len(sliced)
+        start = end
+    return x
+
+
+def _slice(g, x, indices):
+    """``x[indices]`` for the slices of ``indices`` (integer indices are left to ``_integer_index``)."""
     starts, ends, axes, steps = [], [], [], []
     for axis, index in enumerate(indices):
         if isinstance(index, slice):
@@ -116,11 +141,14 @@ def basic_index(g, x, indices):
                 axes.append(axis)
                 for parts, part in zip((starts, ends, steps), bounds):
                     parts.append(part)
-    if axes:
-        x = g.op(
-            "Slice", x, int64_vector(g, starts), int64_vector(g, ends), int64_const(g, axes), int64_vector(g, steps)
-        )
-    # Integer indices from the last axis down, so earlier axes keep their numbers.
+    if not axes:
+        return x
+    return g.op("Slice", x, int64_vector(g, starts), int64_vector(g, ends), int64_const(g, axes), int64_vector(g, steps))
+
+
+def _integer_index(g, x, indices):
+    """``x`` indexed by the integer indices of ``indices`` on their axes (slices are ``:`` here)."""
+    # From the last axis down, so earlier axes keep their numbers.
     for axis in reversed(range(len(indices))):
         index = indices[axis]
         if not isinstance(index, slice):

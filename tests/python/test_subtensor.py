@@ -8,6 +8,7 @@ installed line uses (``pytensor_onnx.compat``).
 """
 
 import numpy as np
+import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.subtensor import (
@@ -18,7 +19,8 @@ from pytensor.tensor.subtensor import (
 )
 
 from pytensor_onnx import compat
-from pytensor_onnx.testing import compare_onnx_and_py
+from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.testing import compare_onnx_and_py, py_function
 
 from helpers import ALL_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types, sample
 
@@ -157,6 +159,36 @@ def test_subtensor_zero_step_raises(rng):
     c = pt.lscalar("c")
     compare_raises([x, c], [x[::c]], [rng.normal(size=(2, 3, 4)), np.int64(0)], ValueError, "slice step cannot be zero", onnx_fails="Slice")
 
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+def test_subtensor_checks_indices_and_runtime_steps_left_to_right(kernels, rng):
+    # NumPy checks the indices from left to right: an integer out of range
+    # before a zero step raises IndexError, after it the step's ValueError
+    # (FUZZ_SEED=3069807091: mode ONNX failed in the Slice for x[0, i, ::c]).
+    x = tensor3()
+    i, c, d = pt.lscalar("i"), pt.lscalar("c"), pt.lscalar("d")
+    inputs = [x, i, c, d]
+    mode = onnx_mode(kernels=kernels)
+    cases = [  # (output, values of i, c and d, the error)
+        (x[0, i, ::c], (5, 0, 1), IndexError),
+        (x[::c, i], (5, 0, 1), ValueError),
+        (x[::d, i, ::c], (5, 0, 1), IndexError),
+        (x[::d, i, ::c], (5, 1, 0), ValueError),
+        (x[i, ::d, 1:c], (-3, 1, 0), IndexError),
+    ]
+    for output, values, error in cases:
+        values = [rng.normal(size=(2, 3, 4)), *map(np.int64, values)]
+        with pytest.raises(error):
+            py_function(inputs, [output], on_unused_input="ignore")(*values)
+        with pytest.raises(IndexError if error is IndexError else RuntimeError) as info:
+            pytensor.function(inputs, output, mode=mode, on_unused_input="ignore")(*values)
+        if error is ValueError:
+            assert "'step' value cannot be 0" in str(info.value) and not isinstance(info.value, IndexError)
+    outputs = [case[0] for case in cases]
+    for values in [(1, -1, 1), (-1, 2, -2), (0, -3, 3)]:
+        compare_onnx_and_py(inputs, outputs, [rng.normal(size=(2, 3, 4)), *map(np.int64, values)],
+                            onnx_mode_kwargs={"kernels": kernels})
 
 # --- IncSubtensor ---------------------------------------------------------------------
 
