@@ -141,7 +141,14 @@ void output_shape(ArrayArg* inputs, size_t count, int64_t rank, std::vector<cons
     }
     shapes.push_back(&shape);
   }
-  broadcast_into(shapes, out);
+  try {
+    broadcast_into(shapes, out);
+  } catch (const std::invalid_argument& e) {
+    // PyTensor raises ValueError for element-wise inputs that do not fit: a
+    // node named after its strict axes' check fails as that check does
+    // (linker.run_error reads these words), though the shapes meet here first.
+    throw std::invalid_argument(std::string("Input dimension mismatch: ") + e.what());
+  }
   if (rank >= 0 && out.size() < static_cast<size_t>(rank)) out.insert(out.begin(), rank - out.size(), 1);
 }
 

@@ -31,6 +31,9 @@ def _graphs():
     return {
         "add": ([x, y], x + y, [one, three], [three, three]),
         "add_unequal_lengths": ([x, y], x + y, [three, np.ones(4)], [three, three]),
+        # (Kernel nodes whose own broadcast fails before the check they carry.)
+        "sum_of_unequal_lengths": ([x, y], (x + y).sum(), [three, np.ones(4)], [three, three]),
+        "exp_times_unequal_lengths": ([x, y], pt.exp(x) * y, [three, np.ones(4)], [three, three]),
         "fused_chain": ([x, y], chain, [three, one], [three, three]),
         "static_against_unknown": ([s3, y], s3 * y, [three, one], [three, three]),
         "through_dimshuffle": ([m, y], m + y[None, :], [np.ones((2, 3)), one], [np.ones((2, 3)), three]),
