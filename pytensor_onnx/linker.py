@@ -7,6 +7,7 @@ import hashlib
 import logging
 import re
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -306,22 +307,12 @@ class _SessionRunner:
         # RNGs: NumPy Generators in PyTensor, uint64 [seed, counter] states in ONNX
         self.rng_inputs = {name for name, var in zip(self.names, fgraph.inputs) if isinstance(var.type, RandomType)}
         self.rng_outputs = [i for i, var in enumerate(fgraph.outputs) if isinstance(var.type, RandomType)]
+        # (Values that cross into or out of ONNX Runtime converted.)
+        self.converts_values = bool(self.scalar_inputs or self.scalar_outputs or self.rng_inputs or self.rng_outputs)
         self.baked = bakeable_inputs(fgraph)
         self.containers = {i: _versioned(fgraph.inputs[i].container) for i in self.baked}
+        self.thunk = None  # (made by the first bind; PyTensor holds it for good)
         self.bind()
-        if not self.baked:
-            self.thunk = self.run_once  # never rebinds: no indirection
-        else:
-            runner = self
-
-            def thunk():
-                for cell, value, container, version in runner.checks:
-                    if cell[0] is not value or (container is not None and container.onnx_value_version != version):
-                        runner._rebind()
-                        break
-                return runner.run_once()
-
-            self.thunk = thunk
 
     def bind(self):
         """Open the session for the current shared values and build the thunk."""
@@ -340,7 +331,34 @@ class _SessionRunner:
             (self.cells[i], value, self.containers[i], getattr(self.containers[i], "onnx_value_version", 0))
             for i, value in zip(baked, values)
         )
+        if isinstance(session, NativeSession) and not self.converts_values:
+            # The hot path: a thunk in C that checks the baked values and runs
+            # the session on the cells, which it reads and stores into itself
+            # (src/python/cell_thunk.cc).
+            state = (session.run_cells, tuple(self.cells[i] for i in fed), tuple(self.out_cells), self.checks)
+            if self.thunk is None:
+                self.thunk = _core.CellThunk(*state, weakref.WeakMethod(self._rebind), weakref.WeakMethod(self._fail))
+            else:
+                self.thunk.reset(*state)
+            return
+        if isinstance(self.thunk, _core.CellThunk):  # (sessions of one function are all native or none)
+            raise RuntimeError("pytensor_onnx: a function run by a native session was rebound to another session")
         self.run_once = self._make_run(session, fed)
+        if self.thunk is None:
+            self.thunk = self._checking_thunk() if self.baked else self.run_once  # (never rebinds: no indirection)
+
+    def _checking_thunk(self):
+        """The thunk that rebinds when a baked value changed, then runs."""
+        runner = self
+
+        def thunk():
+            for cell, value, container, version in runner.checks:
+                if cell[0] is not value or (container is not None and container.onnx_value_version != version):
+                    runner._rebind()
+                    break
+            return runner.run_once()
+
+        return thunk
 
     def _baked_session(self, baked, values, fed_names):
         import onnxruntime as ort
@@ -392,11 +410,22 @@ class _SessionRunner:
         self.rebinds += 1
         self.bind()
 
+    def _fail(self, exc):
+        """Raise the exception for the failed run that raised ``exc``."""
+        names = self.names
+        args = [cell[0] for cell in self.cells]
+        # PyTensor 2.38 lets None through to the linker as an input value
+        # (3.x rejects it); ONNX Runtime then reports a "Missing Input".
+        missing = [name for name, arg in zip(names, args) if arg is None]
+        if missing:
+            raise TypeError(f"input {missing[0]} is None; pass an array") from exc
+        raise run_error(exc, _describe_failure(exc, names, args, self.fgraph)) from exc
+
     def _make_run(self, session, fed):
         import onnxruntime as ort
 
         feeds = tuple((self.names[i], self.cells[i]) for i in fed)
-        # (The hot path below feeds a native session positionally.)
+        # (A native session converting values takes InferenceSession's call.)
         run = session.run_feed if isinstance(session, NativeSession) else session._sess.run
         # A RunOptions of our own rather than None, which makes ONNX Runtime
         # build a default one on every call (0.3 us of a 6 us tiny-graph run,
@@ -405,18 +434,9 @@ class _SessionRunner:
         out_cells, out_names = self.out_cells, self.out_names
         scalar_inputs, scalar_outputs = self.scalar_inputs, self.scalar_outputs
         rng_inputs, rng_outputs = self.rng_inputs, self.rng_outputs
-        names, fgraph, cells = self.names, self.fgraph, self.cells
+        fail = self._fail
 
-        def fail(exc):
-            args = [cell[0] for cell in cells]
-            # PyTensor 2.38 lets None through to the linker as an input value
-            # (3.x rejects it); ONNX Runtime then reports a "Missing Input".
-            missing = [name for name, arg in zip(names, args) if arg is None]
-            if missing:
-                raise TypeError(f"input {missing[0]} is None; pass an array") from exc
-            raise run_error(exc, _describe_failure(exc, names, args, fgraph)) from exc
-
-        if scalar_inputs or scalar_outputs or rng_inputs or rng_outputs:
+        if self.converts_values:
             from pytensor_onnx.dispatch.random.state import rng_state, state_generator
 
             def run_once():
@@ -434,19 +454,6 @@ class _SessionRunner:
                 for cell, value in zip(out_cells, results):
                     cell[0] = value
                 return results
-
-        elif isinstance(session, NativeSession):
-            # The hot path: the session reads the input cells and stores
-            # into the output cells itself.
-            run_cells = session.run_cells
-            fed_cells = tuple(cell for _name, cell in feeds)
-            out_cell_tuple = tuple(out_cells)
-
-            def run_once():
-                try:
-                    return run_cells(fed_cells, out_cell_tuple)
-                except Exception as exc:
-                    fail(exc)
 
         else:
             # The hot path: nothing but the run and the output stores.

@@ -10,6 +10,7 @@
 
 #include "bake.h"
 #include "builder.h"
+#include "cell_thunk.h"
 #include "errors.h"
 #include "kernels.h"
 #include "ops.h"
@@ -264,6 +265,7 @@ NB_MODULE(_core, m) {
 #ifdef PYTENSOR_ONNX_NATIVE_RUNTIME
   bind_runtime(m);
 #endif
+  bind_cell_thunk(m);
 
   m.attr("MIN_OPSET") = kMinOpset;
   m.attr("MAX_KNOWN_OPSET") = kMaxKnownOpset;

@@ -258,6 +258,64 @@ def test_runs_on_storage_cells(rng):
 
 
 @needs_native
+def test_the_thunk_is_in_c_and_sees_baked_values_change(rng):
+    # A function on a native session is called through _core.CellThunk: it
+    # checks the baked shared value (its object and its container's count of
+    # set values) and runs the session on the cells; a change rebinds.
+    from pytensor_onnx import _core
+
+    x = pt.vector("x")
+    w = pytensor.shared(rng.normal(size=4), name="w")
+    fn = pytensor.function([x], [x * w, (x + w).sum()], mode=onnx_mode())
+    assert isinstance(fn.vm, _core.CellThunk)
+    runner = fn.maker.linker.runner
+    a = rng.normal(size=4)
+
+    def expected():
+        return [a * w.get_value(), np.asarray((a + w.get_value()).sum())]
+
+    _assert_identical(fn(a), expected())
+    value = w.get_value(borrow=True)
+    value *= 3  # in place, then set again: the same object, counted by its container
+    w.set_value(value, borrow=True)
+    _assert_identical(fn(a), expected())
+    w.set_value(rng.normal(size=4))  # another object
+    _assert_identical(fn(a), expected())
+    assert runner.rebinds == 2
+    with pytest.raises(ValueError, match="Input dimension mismatch|broadcast"):
+        fn(np.ones(3))  # the failure raised by the runner's callback
+
+
+@needs_native
+def test_a_function_and_its_c_thunk_are_collected():
+    # The thunk reaches its runner through weak references only: a cycle
+    # through its C members would keep the function's session alive.
+    import gc
+    import weakref
+
+    x = pt.vector("x")
+    w = pytensor.shared(np.ones(3), name="w")
+    fn = pytensor.function([x], x * w, mode=onnx_mode())
+    runner = weakref.ref(fn.maker.linker.runner)
+    thunk = weakref.ref(fn.vm)
+    fn(np.ones(3))
+    del fn
+    gc.collect()
+    assert runner() is None and thunk() is None
+
+
+def test_the_c_thunk_refuses_malformed_checks():
+    from pytensor_onnx import _core
+
+    def run(fed, out):
+        return []
+
+    for checks in [((1, 2, 3),), (([], None, None, 0),), ((None, None, None, 0),)]:
+        with pytest.raises(TypeError, match="a check is a"):
+            _core.CellThunk(run, (), (), checks, lambda: None, lambda: None)
+
+
+@needs_native
 def test_a_wrong_input_dtype_with_trust_input_fails_with_onnx_runtimes_message():
     x = pt.vector("x")
     native = pytensor.function([x], x * 2, mode=onnx_mode())
