@@ -963,6 +963,38 @@ TEST(MergeKernelStages, ArithmeticChainsAreOneNodeOnlyInGraphsOfKernels) {
 }
 
 
+// ONNX's arithmetic becomes a stage only in the merge, which runs after the
+// views of one-stage nodes were folded: a Transpose that such a stage reads
+// is then read past by the merged node (stage input_axes), and the shapes
+// inferred again from the stages are the same. A Transpose that a reduction
+// stage reads (contiguous) keeps its node.
+TEST(MergeKernelStages, ATransposeThatMergedArithmeticReadsIsAView) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({4, 5}));
+  Value* m = g.input("m", DType::Float64, shape_of_sizes({5, 4}));
+  Value* transposed = g.op1("Transpose", {m}, {{"perm", std::vector<int64_t>{1, 0}}});  // (4, 5)
+  Value* out = g.op1("Mul", {program_node(g, {x}), transposed});
+  g.output(out, "out");
+  Value* m2 = g.input("m2", DType::Float64, shape_of_sizes({5, 4}));
+  Value* summed = g.op1("ReduceSum", {g.op1("Transpose", {m2}, {{"perm", std::vector<int64_t>{1, 0}}}), g.int64s({1})});
+  g.output(program_node(g, {summed}), "summed");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Transpose"), 1u);  // (the reduction's)
+  const Node* node = out->producer;
+  ASSERT_EQ(node->attrs.get_int("stages", 0), 2);
+  EXPECT_EQ(node->inputs, (std::vector<Value*>{x, m}));
+  EXPECT_EQ(node->attrs.get_string("program_s1"), std::optional<std::string>("Mul float64 0 1"));
+  EXPECT_EQ(input_axes_of(*node, 0, 1), std::nullopt);
+  EXPECT_EQ(input_axes_of(*node, 1, 1), (std::optional<std::vector<int64_t>>{std::vector<int64_t>{1, 0}}));
+  out->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape && out->shape->size() == 2);
+  EXPECT_EQ((*out->shape)[0].size, 4);
+  EXPECT_EQ((*out->shape)[1].size, 5);
+}
+
 // A simplex transform's shapes: a Concat of a kernel node's output and
 // another value, and a Split of constant sizes that kernel nodes read, are
 // stages (attributes `concat`, and `split` with `split_sizes`: the axis made

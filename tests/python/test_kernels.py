@@ -1160,6 +1160,26 @@ def _single_thread():
     return options
 
 
+@pytest.mark.parametrize("kernels_on", [True, False])
+def test_a_transpose_that_merged_arithmetic_reads_is_a_view(kernels_on, rng):
+    # ONNX's Mul becomes a stage only when nodes merge, after the views of
+    # one-stage nodes were folded: the merged node then reads the Transpose
+    # of the solve's result in place (fold_axis_views_into_merged_kernels;
+    # the Gaussian process's gradient has this shape).
+    a, b, c = pt.matrix("a", shape=(6, 6)), pt.matrix("b", shape=(6, 3)), pt.matrix("c", shape=(3, 6))
+    v = pt.linalg.solve_triangular(pt.linalg.cholesky(a), b, lower=True)
+    out = (v.T * c).sum(axis=1)
+    spd = rng.normal(size=(6, 6))
+    values = [spd @ spd.T + 6 * np.eye(6), rng.normal(size=(6, 3)), rng.normal(size=(3, 6))]
+    fn, _ = compare_onnx_and_py([a, b, c], [out], values, onnx_mode_kwargs={"kernels": kernels_on})
+    types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    if kernels_on:
+        assert "Transpose" not in types, types
+        assert any(s.get("input_axes") for s in stages(fn)), stages(fn)
+    else:
+        assert "Transpose" in types, types
+
+
 def test_onnx_float64_arithmetic_runs_as_stages(rng):
     # ONNX's float64 Sub, Exp, Log, Div, ... that rules write beside kernel
     # nodes (a log-softmax's recipe, a softmax divided) run as stages: of

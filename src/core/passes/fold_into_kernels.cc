@@ -222,6 +222,81 @@ bool fold_axis_views_into_kernels(Graph& graph) {
   return changed;
 }
 
+bool fold_axis_views_into_merged_kernels(Graph& graph) {
+  // A stage that is a plain program (no reduction, loop, gather, scatter,
+  // reshape, join or expand: those read their inputs contiguous) of a
+  // declared rank reads its inputs through views.
+  auto reads_views = [](const Node& node, size_t s) {
+    for (const char* kind : {"reduce", "num_state", "gather", "scatter", "reshape", "split", "concat", "expand"}) {
+      if (node.attrs.has(stage_attribute(kind, s))) return false;
+    }
+    return node.attrs.has(stage_attribute("program", s)) && node.attrs.get_int(stage_attribute("rank", s), -1) >= 0;
+  };
+  bool changed = false;
+  for (Node* node : graph.nodes()) {
+    if (node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0 || !has_stages(*node)) continue;
+    const auto count = static_cast<size_t>(node->attrs.get_int("stages", 1));
+    const std::vector<int64_t> sources = node->attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
+    // Per stage, the view of each program input (as recorded).
+    std::vector<std::vector<std::optional<std::vector<int64_t>>>> views(count);
+    std::vector<std::pair<size_t, size_t>> at;  // (stage, program input) of each entry of `sources`
+    for (size_t s = 0; s < count; ++s) {
+      for (size_t p = 0; p < stage_input_count(*node, s); ++p) {
+        views[s].push_back(input_axes_of(*node, p, s));
+        at.emplace_back(s, p);
+      }
+    }
+    if (at.size() != sources.size()) continue;  // (malformed: left for the kernel to refuse)
+    std::vector<bool> stage_changed(count, false);
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      Value* in = node->inputs[i];
+      if (!in || !in->rank()) continue;
+      // Every program input that reads node input i, each by its own view of it.
+      std::vector<size_t> readers;
+      bool viewable = true;
+      for (size_t k = 0; k < sources.size() && viewable; ++k) {
+        if (sources[k] != static_cast<int64_t>(i)) continue;
+        const auto [s, p] = at[k];
+        viewable = reads_views(*node, s) && !reads_a_dim(*node, p, s);
+        readers.push_back(k);
+      }
+      if (!viewable || readers.empty()) continue;
+      Value* source = nullptr;
+      std::vector<std::vector<int64_t>> read(readers.size());
+      for (size_t r = 0; r < readers.size() && viewable; ++r) {
+        const auto [s, p] = at[readers[r]];
+        const auto rank = static_cast<size_t>(node->attrs.get_int(stage_attribute("rank", s), 0));
+        std::vector<int64_t> axes = views[s][p] ? *views[s][p] : broadcast_axes(*in->rank(), rank);
+        Value* from = in;
+        // (A chain, x[:, None].T: each step composes.)
+        while (auto step = read_past(*from, axes)) {
+          // A subgraph's node may read only what its graph can see.
+          if (!graph.can_read(step->first)) break;
+          from = step->first;
+          axes = std::move(step->second);
+        }
+        // (Each reader walks the same producers: their views differ, not the steps.)
+        viewable = from != in && (source == nullptr || source == from);
+        source = from;
+        read[r] = std::move(axes);
+      }
+      if (!viewable) continue;
+      node->replace_input(i, source);
+      for (size_t r = 0; r < readers.size(); ++r) {
+        const auto [s, p] = at[readers[r]];
+        views[s][p] = std::move(read[r]);
+        stage_changed[s] = true;
+      }
+      changed = true;
+    }
+    for (size_t s = 0; s < count; ++s) {
+      if (!stage_changed[s]) continue;
+      node->attrs.set(stage_attribute("input_axes", s), input_axes_attribute(views[s]));
+    }
+  }
+  return changed;
+}
+
 bool fold_shape_reads_into_kernels(Graph& graph) {
   bool changed = false;
   for (Node* node : graph.nodes()) {

@@ -26,6 +26,16 @@ bool fold_leading_axes_into_kernels(Graph& graph);
 // the dead-node pass).
 bool fold_axis_views_into_kernels(Graph& graph);
 
+// The same for the Elemwise kernel nodes of several stages that
+// merge_kernel_stages makes (it runs after the folds above): a node input
+// made by such a node is read past where every stage that reads it is a
+// plain program of a declared rank (a reduction, gather, reshape... reads
+// its input contiguous), each through its own view. A DimShuffle that fed
+// ONNX's arithmetic, which becomes a stage only in that merge, is read past
+// this way (the Gaussian process's gradient: a Transpose of a solve's
+// result). Returns true if the graph changed.
+bool fold_axis_views_into_merged_kernels(Graph& graph);
+
 // An Elemwise kernel node reads the size of an axis of an array itself
 // (attribute `dim_inputs`: pairs input, axis) where its int64 input is
 // Gather(Shape(x), k) of a constant k: PyMC's log-densities scale by the

@@ -52,7 +52,10 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     ++sweeps;
   }
   // (Last: the folds above read one-stage nodes.)
-  if (options.merge_kernel_stages && merge_kernel_stages(graph)) eliminate_dead_nodes(graph);
+  if (options.merge_kernel_stages && merge_kernel_stages(graph)) {
+    fold_axis_views_into_merged_kernels(graph);
+    eliminate_dead_nodes(graph);
+  }
   return sweeps;
 }
 
