@@ -116,6 +116,12 @@ LinalgKernel::LinalgKernel(LinalgKind kind, const OrtKernelInfo* info) : kind_(k
   const int64_t b_ndim = int_attribute(kernel_info, "b_ndim", 1);
   if (b_ndim != 1 && b_ndim != 2) throw std::invalid_argument("b_ndim must be 1 or 2");
   b_ndim_ = static_cast<size_t>(b_ndim);
+  transpose_b_ = int_attribute(kernel_info, "transpose_b", 0) != 0;
+  negate_b_ = int_attribute(kernel_info, "negate_b", 0) != 0;
+  if ((transpose_b_ || negate_b_) && kind != LinalgKind::SolveTriangular) {
+    throw std::invalid_argument("transpose_b and negate_b are SolveTriangular's");
+  }
+  if (transpose_b_ && b_ndim_ != 2) throw std::invalid_argument("transpose_b needs b_ndim 2 (a matrix right-hand side)");
   if (kind == LinalgKind::Solve) assume_ = linalg::assume_from_name(kernel_info.GetAttribute<std::string>("assume_a"));
   if (kind == LinalgKind::Eigh) driver_ = linalg::eigh_driver_from_name(kernel_info.GetAttribute<std::string>("driver"));
 }
@@ -147,10 +153,38 @@ void LinalgKernel::permutations(Ort::KernelContext& ctx) {
   for (int64_t i = 0; i < items; ++i) linalg::pivots_to_permutation(data + i * n, perm + i * n, n, inverse_);
 }
 
+// The right-hand side b of a solve as given, `given` elements of (..., r, c)
+// matrices, made the one the system reads: each matrix transposed (to c x r)
+// when `transpose`, and every element negated when `negate`, into `into`.
+template <class T>
+const T* right_hand_side(const T* given, size_t count, int64_t r, int64_t c, bool transpose, bool negate,
+                         std::vector<T>& into) {
+  if (!transpose && !negate) return given;
+  into.resize(count);
+  if (!transpose) {
+    for (size_t e = 0; e < count; ++e) into[e] = -given[e];
+    return into.data();
+  }
+  const size_t size = static_cast<size_t>(r) * static_cast<size_t>(c);
+  for (size_t m = 0; size > 0 && m < count / size; ++m) {
+    const T* from = given + m * size;
+    T* to = into.data() + m * size;
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < c; ++j) to[j * r + i] = negate ? -from[i * c + j] : from[i * c + j];
+    }
+  }
+  return into.data();
+}
+
 template <class T>
 void LinalgKernel::solve_stack(Ort::KernelContext& ctx) {
   const Ort::ConstValue a = ctx.GetInput(0), b = ctx.GetInput(1);
-  const std::vector<int64_t> a_shape = shape_of(a), b_shape = shape_of(b);
+  const std::vector<int64_t> a_shape = shape_of(a);
+  std::vector<int64_t> b_shape = shape_of(b);
+  if (transpose_b_ && b_shape.size() < 2) throw std::invalid_argument("b read transposed must have 2 dims or more");
+  const int64_t given_rows = b_shape.size() >= 2 ? b_shape[b_shape.size() - 2] : 0;
+  const int64_t given_columns = b_shape.empty() ? 0 : b_shape.back();
+  if (transpose_b_) std::swap(b_shape.back(), b_shape[b_shape.size() - 2]);
   const int n = square_size(a_shape);
   if (b_shape.size() < b_ndim_ || b_shape[b_shape.size() - b_ndim_] != n) {
     throw std::invalid_argument("b's rows must match a's size " + std::to_string(n));
@@ -160,7 +194,9 @@ void LinalgKernel::solve_stack(Ort::KernelContext& ctx) {
   const std::vector<int64_t> core(b_shape.end() - static_cast<long>(b_ndim_), b_shape.end());
   T* x = ctx.GetOutput(0, concat(plan.batch, core)).GetTensorMutableData<T>();
   const T* a_data = a.GetTensorData<T>();
-  const T* b_data = b.GetTensorData<T>();
+  std::vector<T> b_read;
+  const T* b_data = right_hand_side(b.GetTensorData<T>(), static_cast<size_t>(count(b_shape)), given_rows,
+                                    given_columns, transpose_b_, negate_b_, b_read);
   const size_t a_size = static_cast<size_t>(n) * n, b_size = static_cast<size_t>(n) * k;
   linalg::Workspace<T> ws;
   for (size_t i = 0; i < plan.a_items.size(); ++i) {

@@ -61,6 +61,11 @@ class LinalgKernel {
   bool inverse_ = true;
   bool pivoting_ = false;
   bool full_matrices_ = true;
+  // SolveTriangular's right-hand side as given: its matrices transposed
+  // (last two dims swapped), and/or negated (core pass
+  // fold_transposes_into_solve_kernels folds those nodes into the solve).
+  bool transpose_b_ = false;
+  bool negate_b_ = false;
   size_t b_ndim_ = 1;
   linalg::Assume assume_ = linalg::Assume::General;
   linalg::EighDriver driver_ = linalg::EighDriver::Evr;

@@ -214,5 +214,50 @@ TEST(FoldTransposesIntoKernels, ATriangularSolveReadsTheMatrixItTransposes) {
   EXPECT_EQ(count(g.graph(), "Transpose"), 2u);  // (the other axes', and the one an output is)
 }
 
+
+// Its right-hand side too: a matrix (b_ndim 2) made by a Transpose of the
+// last two dims, or a Neg (of a vector or a matrix), is read before them
+// (attributes transpose_b, negate_b), and the solution keeps its shape. A
+// vector right-hand side's stack transposed (b_ndim 1) is no matrix: kept.
+TEST(FoldTransposesIntoKernels, ATriangularSolveReadsItsRightHandSideNegatedOrTransposed) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* l = g.input("l", DType::Float64, shape_of_sizes({4, 4}));
+  Value* m = g.input("m", DType::Float64, shape_of_sizes({3, 4}));
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({4}));
+  Value* vs = g.input("vs", DType::Float64, shape_of_sizes({4, 2}));
+  auto solve = [&](Value* b, int64_t b_ndim) {
+    return g.op("SolveTriangular_float64", {l, b},
+                {{"lower", int64_t{1}}, {"trans", int64_t{0}}, {"unit_diagonal", int64_t{0}}, {"b_ndim", b_ndim}}, 1,
+                kKernelDomain)[0];
+  };
+  Value* transposed = solve(transpose(g, m, {1, 0}), 2);                  // (4, 3)
+  Value* negated = solve(g.op1("Neg", {v}), 1);                            // (4)
+  Value* both = solve(g.op1("Neg", {transpose(g, m, {1, 0})}), 2);        // (4, 3)
+  Value* stack = solve(transpose(g, vs, {1, 0}), 1);                       // a stack of 2 vectors: (2, 4)
+  for (auto [out, name] : {std::pair{transposed, "t"}, {negated, "n"}, {both, "b"}, {stack, "s"}}) g.output(out, name);
+  optimize_graph(g.graph());
+  for (auto [out, source, transpose_b, negate_b] :
+       {std::tuple{transposed, m, 1, 0}, std::tuple{negated, v, 0, 1}, std::tuple{both, m, 1, 1}}) {
+    const Node* node = out->producer;
+    EXPECT_EQ(node->inputs[1], source);
+    EXPECT_EQ(node->attrs.get_int("transpose_b", 0), transpose_b);
+    EXPECT_EQ(node->attrs.get_int("negate_b", 0), negate_b);
+    ASSERT_TRUE(out->shape);
+    Node copy = *node;
+    out->shape = std::nullopt;
+    EXPECT_TRUE(infer_kernel_node(copy));
+    ASSERT_TRUE(out->shape);
+    EXPECT_EQ(out->shape->size(), out == negated ? 1u : 2u);
+    EXPECT_EQ((*out->shape)[0].size, 4);
+    if (out != negated) {
+      EXPECT_EQ((*out->shape)[1].size, 3);
+    }
+  }
+  EXPECT_EQ(stack->producer->attrs.get_int("transpose_b", 0), 0);
+  EXPECT_EQ(count(g.graph(), "Transpose"), 1u);  // (the stack's)
+  EXPECT_EQ(count(g.graph(), "Neg"), 0u);
+}
+
 }  // namespace
 }  // namespace pytensor_onnx

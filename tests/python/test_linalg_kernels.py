@@ -123,6 +123,56 @@ def test_a_solve_by_a_transposed_factor_reads_the_factor(rng):
             np.testing.assert_array_equal(got[k], want)
 
 
+@pytest.mark.parametrize("kernels_on", [True, False])
+def test_a_solve_reads_a_right_hand_side_negated_or_transposed(kernels_on, rng):
+    # solve_triangular(L, -y) and solve_triangular(L, Y.T), a Gaussian
+    # process's gradient: the kernel reads y and Y, negating and transposing
+    # as it copies them for LAPACK (fold_transposes_into_solve_kernels); the
+    # bits are SciPy's on -y and Y.T. Vectors, matrices (not square), a stack.
+    import scipy.linalg
+
+    for batch in ((), (2,)):
+        a = pt.tensor("a", shape=(*batch, None, None))
+        y = pt.tensor("y", shape=(*batch, None))
+        m = pt.tensor("m", shape=(*batch, None, None))
+        factor = pt.linalg.cholesky(a)
+        outputs = [
+            pt.linalg.solve_triangular(factor, -y, lower=True, b_ndim=1),
+            pt.linalg.solve_triangular(factor, m.mT, lower=True, b_ndim=2),
+            pt.linalg.solve_triangular(factor, -m.mT, lower=True, trans=1, b_ndim=2),
+            factor,
+        ]
+        r = rng.normal(size=(*batch, 20, 20))
+        values = [r @ np.swapaxes(r, -1, -2) + 20 * np.eye(20), rng.normal(size=(*batch, 20)), rng.normal(size=(*batch, 3, 20))]
+        fn, (neg, tr, both, chol) = compare_onnx_and_py([a, y, m], outputs, values, onnx_mode_kwargs={"kernels": kernels_on})
+        if not kernels_on:
+            continue
+        types = {n.op_type for n in fn.maker.linker.onnx_model.graph.node}
+        assert not types & {"Transpose", "Neg"}, types
+        for k in np.ndindex(*batch):
+            np.testing.assert_array_equal(neg[k], scipy.linalg.solve_triangular(chol[k], -values[1][k], lower=True))
+            np.testing.assert_array_equal(tr[k], scipy.linalg.solve_triangular(chol[k], values[2][k].T, lower=True))
+            np.testing.assert_array_equal(both[k], scipy.linalg.solve_triangular(chol[k], -values[2][k].T, lower=True, trans=1))
+
+
+@pytest.mark.parametrize(
+    "op, attrs, message",
+    [
+        ("SolveTriangular_float64", dict(b_ndim=1, transpose_b=1), "transpose_b needs b_ndim 2"),
+        ("CholeskySolve_float64", dict(b_ndim=2, negate_b=1), "are SolveTriangular's"),
+    ],
+)
+def test_malformed_right_hand_side_attributes_fail_the_session(op, attrs, message):
+    from onnx import TensorProto, helper
+
+    from test_kernels import _kernel_session
+
+    node = helper.make_node(op, ["a", "b"], ["x"], domain=kernels.DOMAIN, lower=1, **attrs)
+    infos = [helper.make_tensor_value_info(n, TensorProto.DOUBLE, [3, 3]) for n in ("a", "b", "x")]
+    with pytest.raises(Exception, match=message):
+        _kernel_session([node], infos[:2], infos[2:])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_batch_dims_broadcast_between_the_matrix_and_the_right_hand_side(dtype, rng):
     a = pt.tensor("a", dtype=dtype, shape=(None, 1, None, None))

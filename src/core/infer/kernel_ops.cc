@@ -69,7 +69,9 @@ bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
     shapes = {a};
   } else if (kernel == "SolveTriangular" || kernel == "CholeskySolve" || kernel == "Solve") {
     const size_t b_core = static_cast<size_t>(node.attrs.get_int("b_ndim", 1));
-    const Shape& b = node.inputs.at(1)->shape;
+    Shape b = node.inputs.at(1)->shape;
+    // (A right-hand side read transposed: the matrix is its last two dims swapped.)
+    if (node.attrs.get_int("transpose_b", 0) != 0 && b && b->size() >= 2) std::swap(b->back(), (*b)[b->size() - 2]);
     shapes = {with_core(broadcast_shapes(leading_dims(a, 2), leading_dims(b, b_core)), b, b_core)};
   } else if (kernel == "LUFactor") {
     shapes = {a, leading_dims(a, 1), leading_dims(a, 1), leading_dims(a, 2)};

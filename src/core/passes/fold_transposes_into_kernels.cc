@@ -115,20 +115,33 @@ bool fold_transposes_into_matmul_kernels(Graph& graph) {
 
 bool fold_transposes_into_solve_kernels(Graph& graph) {
   bool changed = false;
+  auto flip = [](Node& node, const char* attribute) {
+    node.attrs.set(attribute, static_cast<int64_t>(node.attrs.get_int(attribute, 0) == 0 ? 1 : 0));
+  };
   for (Node* node : graph.nodes()) {
-    if (node->domain != kKernelDomain || node->op_type.rfind("SolveTriangular_", 0) != 0 || node->inputs.empty()) {
+    if (node->domain != kKernelDomain || node->op_type.rfind("SolveTriangular_", 0) != 0 || node->inputs.size() != 2) {
       continue;
     }
-    Value* in = node->inputs[0];
-    if (!in || !swaps_last_two_dims(in->producer)) continue;
-    Value* source = in->producer->inputs[0];
+    Value* a = node->inputs[0];
     // A subgraph's node may read only what its graph can see.
-    if (!graph.can_read(source)) continue;
-    node->replace_input(0, source);
-    // (A^T's triangle is A's other one; trans 2, the conjugate, is 1 for real dtypes.)
-    node->attrs.set("lower", static_cast<int64_t>(node->attrs.get_int("lower", 0) == 0 ? 1 : 0));
-    node->attrs.set("trans", static_cast<int64_t>(node->attrs.get_int("trans", 0) == 0 ? 1 : 0));
-    changed = true;
+    if (a && swaps_last_two_dims(a->producer) && graph.can_read(a->producer->inputs[0])) {
+      node->replace_input(0, a->producer->inputs[0]);
+      // (A^T's triangle is A's other one; trans 2, the conjugate, is 1 for real dtypes.)
+      flip(*node, "lower");
+      flip(*node, "trans");
+      changed = true;
+    }
+    Value* b = node->inputs[1];
+    if (!b || !b->producer || !graph.can_read(b->producer->input(0))) continue;
+    if (node->attrs.get_int("b_ndim", 1) == 2 && swaps_last_two_dims(b->producer)) {
+      node->replace_input(1, b->producer->inputs[0]);
+      flip(*node, "transpose_b");
+      changed = true;
+    } else if (b->producer->domain.empty() && b->producer->op_type == "Neg" && b->producer->inputs.size() == 1) {
+      node->replace_input(1, b->producer->inputs[0]);
+      flip(*node, "negate_b");
+      changed = true;
+    }
   }
   return changed;
 }

@@ -31,7 +31,12 @@ bool fold_vector_axes_into_matmul_kernels(Graph& graph);
 // the second solve of a Cholesky system) reads the Transpose's input with
 // `lower` and `trans` flipped: the same system, and the LAPACK call SciPy
 // (PyTensor's Python implementation) makes on L.T, a view of L, without the
-// copy. Returns true if the graph changed (the Transpose is left for the
-// dead-node pass where nothing else reads it).
+// copy. Its right-hand side, a matrix (b_ndim 2) made by such a Transpose
+// or by a Neg, is read before them too (attributes transpose_b, negate_b:
+// the kernel negates and transposes as it copies b into LAPACK's layout,
+// which it does anyway; negation is exact, so the bits are the same). The
+// Gaussian process's gradient solves by -x and by a solve's result
+// transposed. Returns true if the graph changed (the bypassed nodes are
+// left for the dead-node pass where nothing else reads them).
 bool fold_transposes_into_solve_kernels(Graph& graph);
 }  // namespace pytensor_onnx
