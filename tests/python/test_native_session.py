@@ -249,6 +249,11 @@ def test_runs_on_storage_cells(rng):
     np.testing.assert_array_equal(results[0], a * b)
     assert out_cells[0][0] is results[0] and out_cells[1][0] is results[1]
     _assert_identical(results, session.run([a, b]))
+    # Arrays not C-contiguous, or not in the machine's byte order, are
+    # converted (the others are read as they are).
+    c = rng.normal(size=(5, 2))
+    for odd in (c.T[1], c[:, 0], a.astype(">f8")):
+        _assert_identical(session.run_cells(([odd], [b]), ([None], [None])), session.run([np.array(odd, dtype="<f8"), b]))
     with pytest.raises(TypeError, match="storage cell"):
         session.run_cells((a, [b]), out_cells)
     with pytest.raises(TypeError, match="storage cell"):
