@@ -12,8 +12,10 @@
 #define PY_ARRAY_UNIQUE_SYMBOL pytensor_onnx_runtime_ARRAY_API
 #include <numpy/arrayobject.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "runtime_bindings.h"
@@ -133,18 +135,23 @@ void release_capsule(PyObject* capsule) {
 // value itself, owned by the array.
 nb::object output_to_numpy(RunResult& result, size_t i) {
   const pytensor_onnx::runtime::ArrayView& view = result.output(i);
-  std::vector<npy_intp> shape(view.shape.begin(), view.shape.end());
+  if (view.shape.size() > NPY_MAXDIMS) {
+    throw std::runtime_error("an output of " + std::to_string(view.shape.size()) + " dims; NumPy holds at most " +
+                             std::to_string(NPY_MAXDIMS));
+  }
+  npy_intp shape[NPY_MAXDIMS];  // (on the stack: a vector was an allocation per output and call)
+  std::copy(view.shape.begin(), view.shape.end(), shape);
   const int dtype = numpy_type(view.type);
-  const int ndim = static_cast<int>(shape.size());
+  const int ndim = static_cast<int>(view.shape.size());
   if (view.nbytes <= pytensor_onnx::runtime::kCopiedBytes) {
     // (Also every empty tensor: ONNX Runtime may give it no memory.)
-    PyObject* copy = PyArray_SimpleNew(ndim, shape.data(), dtype);
+    PyObject* copy = PyArray_SimpleNew(ndim, shape, dtype);
     if (copy == nullptr) throw nb::python_error();
     if (view.nbytes > 0) std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(copy)), view.data, view.nbytes);
     return nb::steal(copy);
   }
   Value value = result.take_output(i);
-  PyObject* array = PyArray_SimpleNewFromData(ndim, shape.data(), dtype, view.data);
+  PyObject* array = PyArray_SimpleNewFromData(ndim, shape, dtype, view.data);
   if (array == nullptr) throw nb::python_error();
   nb::object owned = nb::steal(array);
   PyObject* capsule = PyCapsule_New(value.get(), "pytensor_onnx.OrtValue", release_capsule);
@@ -215,13 +222,16 @@ struct NativeSession {
     std::vector<pytensor_onnx::runtime::InputArray> described;
     described.reserve(static_cast<size_t>(n));
     for (const nb::object& array : arrays) described.push_back(input_array(array, dims));
-    std::unique_ptr<RunResult> result;
+    std::optional<RunResult> result;
     {
       nb::gil_scoped_release released;
-      result = std::make_unique<RunResult>(session->run(described));
+      result.emplace(session->run(described));
     }
-    nb::list results;
-    for (size_t i = 0; i < result->size(); ++i) results.append(output_to_numpy(*result, i));
+    nb::list results = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(result->size())));
+    if (!results.is_valid()) throw nb::python_error();
+    for (size_t i = 0; i < result->size(); ++i) {
+      PyList_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i), output_to_numpy(*result, i).release().ptr());
+    }
     return results;
   }
 };
