@@ -174,6 +174,20 @@ std::optional<std::pair<Value*, std::vector<int64_t>>> read_past(const Value& va
   return std::make_pair(source, std::move(source_axes));
 }
 
+// The value `in`, read with `axes`, is a view of: past every producer
+// read_past can replace (a chain, x[:, None].T: each step composes), `axes`
+// updated to how that value is read. `in` itself if none.
+Value* read_through(const Graph& graph, Value* in, std::vector<int64_t>& axes) {
+  Value* source = in;
+  while (auto step = read_past(*source, axes)) {
+    // A subgraph's node may read only what its graph can see.
+    if (!graph.can_read(step->first)) break;
+    source = step->first;
+    axes = std::move(step->second);
+  }
+  return source;
+}
+
 // Sets the node's attribute input_axes to `views`, or removes it when no
 // input is a view.
 void set_input_axes(Node& node, const std::vector<std::optional<std::vector<int64_t>>>& views) {
@@ -200,14 +214,7 @@ bool fold_axis_views_into_kernels(Graph& graph) {
       Value* in = node->inputs[i];
       if (!in || !in->rank() || reads_a_dim(*node, i)) continue;
       std::vector<int64_t> axes = views[i] ? *views[i] : broadcast_axes(*in->rank(), *rank);
-      Value* source = in;
-      // (A chain, x[:, None].T: each step composes.)
-      while (auto step = read_past(*source, axes)) {
-        // A subgraph's node may read only what its graph can see.
-        if (!graph.can_read(step->first)) break;
-        source = step->first;
-        axes = std::move(step->second);
-      }
+      Value* source = read_through(graph, in, axes);
       if (source == in) continue;
       node->replace_input(i, source);
       views[i] = std::move(axes);
@@ -267,14 +274,7 @@ bool fold_axis_views_into_merged_kernels(Graph& graph) {
         const auto [s, p] = at[readers[r]];
         const auto rank = static_cast<size_t>(node->attrs.get_int(stage_attribute("rank", s), 0));
         std::vector<int64_t> axes = views[s][p] ? *views[s][p] : broadcast_axes(*in->rank(), rank);
-        Value* from = in;
-        // (A chain, x[:, None].T: each step composes.)
-        while (auto step = read_past(*from, axes)) {
-          // A subgraph's node may read only what its graph can see.
-          if (!graph.can_read(step->first)) break;
-          from = step->first;
-          axes = std::move(step->second);
-        }
+        Value* from = read_through(graph, in, axes);
         // (Each reader walks the same producers: their views differ, not the steps.)
         viewable = from != in && (source == nullptr || source == from);
         source = from;
