@@ -47,8 +47,12 @@ class CellThunk {
 
   nb::object call() {
     if (stale()) callback(on_stale_)();  // (rebinds: reset() gives the new state)
-    PyObject* args[2] = {fed_.ptr(), out_.ptr()};
-    PyObject* results = PyObject_Vectorcall(run_.ptr(), args, 2, nullptr);
+    // Held for the run: it releases the GIL, and another thread's call may
+    // rebind (reset) meanwhile.
+    const nb::object run = run_;
+    const nb::tuple fed = fed_, out = out_;
+    PyObject* args[2] = {fed.ptr(), out.ptr()};
+    PyObject* results = PyObject_Vectorcall(run.ptr(), args, 2, nullptr);
     if (results != nullptr) return nb::steal(results);
     nb::python_error error;
     callback(on_error_)(error.value());  // (raises)
