@@ -62,7 +62,8 @@ class CellThunk {
  private:
   bool stale() const {
     static PyObject* const version_name = PyUnicode_InternFromString("onnx_value_version");
-    for (nb::handle check : checks_) {
+    const nb::tuple checks = checks_;  // (held: a lookup may run Python code, another thread's rebind)
+    for (nb::handle check : checks) {
       PyObject* const* item = &PyTuple_GET_ITEM(check.ptr(), 0);
       if (PyList_GET_ITEM(item[0], 0) != item[1]) return true;
       if (item[2] == Py_None) continue;
