@@ -995,6 +995,41 @@ TEST(MergeKernelStages, ATransposeThatMergedArithmeticReadsIsAView) {
   EXPECT_EQ((*out->shape)[1].size, 5);
 }
 
+// Program stages that run one program over the same values (PyTensor's
+// fused programs repeated for other outputs) become one stage whose outputs
+// are both's; a later stage reads them there, and a node output stays one.
+TEST(MergeKernelStages, StagesOfOneProgramOverTheSameValuesAreOne) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({5}));
+  auto run = [&](int64_t output) {
+    return g.op("Elemwise_float64", {x},
+                {{"input_dtypes", std::string("float64")}, {"program", std::string("Exp float64 0;Neg float64 1")},
+                 {"output_registers", std::vector<int64_t>{output}}},
+                1, kKernelDomain)[0];
+  };
+  Value* e = run(1);   // exp(x)
+  Value* n = run(2);   // -exp(x)
+  Value* n2 = run(2);  // the same again (an output of the graph too)
+  Value* out = program_node(g, {e, n, n2});
+  g.output(out, "out");
+  g.output(n2, "n2");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Node* node = out->producer;
+  ASSERT_EQ(node->attrs.get_int("stages", 0), 2);
+  EXPECT_EQ(*node->attrs.get_ints("output_registers"), (std::vector<int64_t>{1, 2}));
+  // The last stage reads exp(x) and -exp(x) (twice) from the first; -exp(x) is also node output n2.
+  EXPECT_EQ(*node->attrs.get_ints("stage_inputs"), (std::vector<int64_t>{0, -1, -2, -2}));
+  EXPECT_EQ(node->outputs.size(), 2u);
+  Node copy = *node;
+  for (Value* v : node->outputs) v->shape = std::nullopt;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape && n2->shape);
+  EXPECT_EQ((*out->shape)[0].size, 5);
+  EXPECT_EQ((*n2->shape)[0].size, 5);
+}
+
 // A simplex transform's shapes: a Concat of a kernel node's output and
 // another value, and a Split of constant sizes that kernel nodes read, are
 // stages (attributes `concat`, and `split` with `split_sizes`: the axis made

@@ -519,6 +519,133 @@ void merge(Graph& graph, Node& early, Node& late, Place place) {
   host.name = std::move(name);
 }
 
+// Whether a stage is a plain program: no reduction, loop, gather, scatter,
+// reshape, join or expand.
+bool is_program_stage(const Stage& stage) {
+  for (const char* kind : {"reduce", "num_state", "gather", "scatter", "reshape", "split", "concat", "expand"}) {
+    if (stage.attrs.has(kind)) return false;
+  }
+  return stage.attrs.has("program");
+}
+
+// Whether two attribute values are equal (of the kinds stages have).
+bool same_value(const AttrValue* a, const AttrValue* b) {
+  if (!a || !b) return a == b;
+  if (a->index() != b->index()) return false;
+  if (const auto* x = std::get_if<int64_t>(a)) return *x == std::get<int64_t>(*b);
+  if (const auto* x = std::get_if<std::string>(a)) return *x == std::get<std::string>(*b);
+  if (const auto* x = std::get_if<std::vector<int64_t>>(a)) return *x == std::get<std::vector<int64_t>>(*b);
+  return false;  // (no stage attribute is of another kind: taken as different)
+}
+
+// Whether two program stages run one program the same way (every attribute
+// but their outputs equal); their sources are compared by the caller.
+bool same_program(const Stage& a, const Stage& b) {
+  if (!is_program_stage(a) || !is_program_stage(b)) return false;
+  for (const std::string& name : stage_attribute_names()) {
+    if (name == "output_registers" || name == "output_reductions") continue;
+    if (!same_value(a.attrs.find(name), b.attrs.find(name))) return false;
+  }
+  return true;
+}
+
+// Program stages that run one program over the same values become one,
+// whose outputs are both's (the union). PyTensor's graphs repeat a fused
+// program with other outputs (the censored Gamma's log-survival and its
+// gradients: three runs of a 109-instruction program with digamma over the
+// same values). Returns true if the stages changed.
+bool merge_duplicate_stages(std::vector<Stage>& stages) {
+  // Sources as node inputs (stage -1) or (stage, output) of earlier stages.
+  struct Ref {
+    int64_t stage;
+    int64_t index;  // node input, or the stage's output
+    bool operator==(const Ref& o) const { return stage == o.stage && index == o.index; }
+  };
+  std::vector<int64_t> first;  // each stage's first output number
+  int64_t numbered = 0;
+  for (const Stage& stage : stages) {
+    first.push_back(numbered);
+    numbered += static_cast<int64_t>(stage.destinations.size());
+  }
+  std::vector<std::vector<Ref>> refs(stages.size());
+  for (size_t s = 0; s < stages.size(); ++s) {
+    for (int64_t source : stages[s].sources) {
+      if (source >= 0) {
+        refs[s].push_back({-1, source});
+        continue;
+      }
+      const int64_t g = -(source + 1);
+      const auto owner = static_cast<int64_t>(std::upper_bound(first.begin(), first.end(), g) - first.begin()) - 1;
+      refs[s].push_back({owner, g - first[static_cast<size_t>(owner)]});
+    }
+  }
+  std::vector<bool> removed(stages.size(), false);
+  bool changed = false;
+  for (size_t c = 0; c < stages.size(); ++c) {
+    for (size_t a = 0; a < c; ++a) {
+      if (removed[a] || refs[a] != refs[c] || !same_program(stages[a], stages[c])) continue;
+      Stage& kept = stages[a];
+      const Stage& gone = stages[c];
+      std::vector<int64_t> registers = *kept.attrs.get_ints("output_registers");
+      const std::vector<int64_t> gone_registers = *gone.attrs.get_ints("output_registers");
+      std::vector<int64_t> reductions =
+          kept.attrs.get_ints("output_reductions").value_or(std::vector<int64_t>(registers.size(), 0));
+      const std::vector<int64_t> gone_reductions =
+          gone.attrs.get_ints("output_reductions").value_or(std::vector<int64_t>(gone_registers.size(), 0));
+      if (reductions.size() != registers.size() || gone_reductions.size() != gone_registers.size() ||
+          kept.destinations.size() != registers.size() || gone.destinations.size() != gone_registers.size()) {
+        continue;  // (malformed: left for the kernel to refuse)
+      }
+      std::vector<int64_t> now(gone_registers.size());  // where each of gone's outputs is now
+      for (size_t j = 0; j < gone_registers.size(); ++j) {
+        size_t k = 0;
+        while (k < registers.size() && !(registers[k] == gone_registers[j] && reductions[k] == gone_reductions[j] &&
+                                         (kept.destinations[k] < 0 || gone.destinations[j] < 0))) {
+          ++k;
+        }
+        if (k == registers.size()) {
+          registers.push_back(gone_registers[j]);
+          reductions.push_back(gone_reductions[j]);
+          kept.destinations.push_back(-1);
+        }
+        if (gone.destinations[j] >= 0) kept.destinations[k] = gone.destinations[j];
+        now[j] = static_cast<int64_t>(k);
+      }
+      kept.attrs.set("output_registers", registers);
+      if (std::any_of(reductions.begin(), reductions.end(), [](int64_t r) { return r != 0; })) {
+        kept.attrs.set("output_reductions", reductions);
+      }
+      for (std::vector<Ref>& stage_refs : refs) {
+        for (Ref& ref : stage_refs) {
+          if (ref.stage == static_cast<int64_t>(c)) ref = {static_cast<int64_t>(a), now[static_cast<size_t>(ref.index)]};
+        }
+      }
+      removed[c] = changed = true;
+      break;
+    }
+  }
+  if (!changed) return false;
+  // Numbered again without the stages merged away.
+  std::vector<int64_t> renumbered(stages.size(), -1);
+  numbered = 0;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    if (removed[s]) continue;
+    renumbered[s] = numbered;
+    numbered += static_cast<int64_t>(stages[s].destinations.size());
+  }
+  std::vector<Stage> left;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    if (removed[s]) continue;
+    for (size_t i = 0; i < refs[s].size(); ++i) {
+      const Ref& ref = refs[s][i];
+      stages[s].sources[i] = ref.stage < 0 ? ref.index : -(renumbered[static_cast<size_t>(ref.stage)] + ref.index + 1);
+    }
+    left.push_back(std::move(stages[s]));
+  }
+  stages = std::move(left);
+  return true;
+}
+
 }  // namespace
 
 bool merge_kernel_stages(Graph& graph) {
@@ -572,6 +699,13 @@ bool merge_kernel_stages(Graph& graph) {
         break;
       }
     }
+  }
+  for (Node* node : graph.nodes()) {
+    if (!is_elemwise_kernel(*node) || !has_stages(*node)) continue;
+    std::vector<Stage> stages = stages_of(*node);
+    if (!merge_duplicate_stages(stages)) continue;
+    node->attrs = stage_attributes(stages);
+    changed = true;
   }
   return changed;
 }
