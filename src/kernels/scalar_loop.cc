@@ -14,24 +14,32 @@ namespace {
 constexpr size_t kElementsPerTask = 256;
 
 // Strides (in elements) of an input broadcast to `shape`: 0 along broadcast axes.
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 0);
-  const size_t offset = shape.size() - in.size();
-  int64_t stride = 1;
-  for (size_t d = in.size(); d-- > 0;) {
-    strides[offset + d] = in[d] == 1 ? 0 : stride;
-    stride *= in[d];
-  }
-  return strides;
-}
-
+// A loop's inputs and outputs for one run. Kept per thread and reused
+// (thread_instance.h): a PyMC-sized loop is a few µs of work, and its dozen
+// inputs made as many allocations per run. Pool tasks only read the calling
+// thread's.
 struct LoopCall {
   const LoopProgram* loop;
-  std::vector<const char*> data;                 // per input
-  std::vector<size_t> itemsize;                  // per input
-  std::vector<std::vector<int64_t>> strides;     // per input
+  std::vector<const char*> data;  // per input
+  std::vector<size_t> itemsize;   // per input
+  std::vector<int64_t> strides;   // per input, one per dim of `shape` (in elements; 0 where broadcast)
   std::vector<int64_t> shape;
   std::vector<char*> outputs;
+
+  int64_t stride(size_t input, size_t d) const { return strides[input * shape.size() + d]; }
+  // Input `in` of shape `in_shape` read as NumPy broadcasts it to `shape`.
+  void add_input(const void* in, const std::vector<int64_t>& in_shape, size_t item) {
+    data.push_back(static_cast<const char*>(in));
+    itemsize.push_back(item);
+    const size_t start = strides.size();
+    strides.resize(start + shape.size(), 0);
+    const size_t offset = shape.size() - in_shape.size();
+    int64_t stride = 1;
+    for (size_t d = in_shape.size(); d-- > 0;) {
+      strides[start + offset + d] = in_shape[d] == 1 ? 0 : stride;
+      stride *= in_shape[d];
+    }
+  }
 };
 
 int64_t read_steps(const char* p) {
@@ -50,7 +58,7 @@ void seek(const LoopCall& call, size_t first, std::vector<int64_t>& index, std::
   for (size_t d = call.shape.size(); d-- > 0;) {
     index[d] = static_cast<int64_t>(rest % static_cast<size_t>(call.shape[d]));
     rest /= static_cast<size_t>(call.shape[d]);
-    for (size_t i = 0; i < n_in; ++i) offset[i] += index[d] * call.strides[i][d];
+    for (size_t i = 0; i < n_in; ++i) offset[i] += index[d] * call.stride(i, d);
   }
 }
 
@@ -58,9 +66,9 @@ void seek(const LoopCall& call, size_t first, std::vector<int64_t>& index, std::
 void step(const LoopCall& call, std::vector<int64_t>& index, std::vector<int64_t>& offset) {
   const size_t n_in = call.data.size();
   for (size_t d = call.shape.size(); d-- > 0;) {
-    for (size_t i = 0; i < n_in; ++i) offset[i] += call.strides[i][d];
+    for (size_t i = 0; i < n_in; ++i) offset[i] += call.stride(i, d);
     if (++index[d] < call.shape[d]) break;
-    for (size_t i = 0; i < n_in; ++i) offset[i] -= call.strides[i][d] * call.shape[d];
+    for (size_t i = 0; i < n_in; ++i) offset[i] -= call.stride(i, d) * call.shape[d];
     index[d] = 0;
   }
 }
@@ -109,8 +117,15 @@ void copy_lanes(char* dst, const char* src, size_t count, size_t item) {
   }
 }
 
+// An element's multi-index in the loop's shape and each input's offset
+// there, kept per thread from run to run (thread_instance.h).
+struct Position {
+  std::vector<int64_t> index, offset;
+};
+
 // What run_elements keeps from run to run, per thread (thread_instance.h).
 struct LoopScratch {
+  Position at;
   LaneRegisters regs;
   std::vector<uint64_t> next;     // the next state, per lane
   std::vector<Operand> args;      // each instruction's operands
@@ -178,7 +193,8 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
     steps[lane] = steps[active];
   };
 
-  std::vector<int64_t> index, offset;
+  std::vector<int64_t>& index = scratch.at.index;
+  std::vector<int64_t>& offset = scratch.at.offset;
   seek(call, first, index, offset);
   for (size_t group = first; group < last; group += kLanes) {
     const size_t n = std::min(kLanes, last - group);
@@ -228,6 +244,17 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
   }
 }
 
+// Copies one element of `width` bytes. (Per element and state: memcpy of a
+// size known only at run time was a libc call each, 5% of the censored
+// Gamma's log-density; a fixed size is one move.)
+inline void copy_element(void* to, const void* from, size_t width) {
+  switch (width) {
+    case 8: std::memcpy(to, from, 8); break;
+    case 4: std::memcpy(to, from, 4); break;
+    default: std::memcpy(to, from, width); break;
+  }
+}
+
 // The elements [first, last) through the compiled body, one at a time.
 void run_compiled(const LoopCall& call, size_t first, size_t last) {
   const LoopProgram& loop = *call.loop;
@@ -236,20 +263,22 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
   const size_t width = dtype_size(body.registers[0]);
   uint64_t state[kMaxCompiledInputs];  // (loop_llvm_ir compiles no loop with more)
   const void* constants[kMaxCompiledInputs];
-  std::vector<int64_t> index, offset;
+  Position& at = thread_instance<Position>();
+  std::vector<int64_t>& index = at.index;
+  std::vector<int64_t>& offset = at.offset;
   seek(call, first, index, offset);
   for (size_t e = first; e < last; ++e) {
     const int64_t steps = read_steps(call.data[0] + offset[0] * 8);
     for (size_t s = 0; s < loop.num_state; ++s) {
-      std::memcpy(reinterpret_cast<char*>(state) + s * width, call.data[1 + s] + offset[1 + s] * static_cast<int64_t>(width),
-                  width);
+      copy_element(reinterpret_cast<char*>(state) + s * width, call.data[1 + s] + offset[1 + s] * static_cast<int64_t>(width),
+                   width);
     }
     for (size_t i = 1 + loop.num_state; i < n_in; ++i) {
       constants[i - 1 - loop.num_state] = call.data[i] + offset[i] * static_cast<int64_t>(call.itemsize[i]);
     }
     const bool until = loop.compiled(steps, state, constants) != 0;
     for (size_t s = 0; s < loop.num_state; ++s) {
-      std::memcpy(call.outputs[s] + e * width, reinterpret_cast<const char*>(state) + s * width, width);
+      copy_element(call.outputs[s] + e * width, reinterpret_cast<const char*>(state) + s * width, width);
     }
     if (loop.until >= 0) {
       visit_dtype(body.registers[0], [&](auto tag) {
@@ -374,14 +403,19 @@ void evaluate_loop(const LoopProgram& loop, ArgList inputs, const std::vector<in
     throw std::invalid_argument("the loop has " + std::to_string(n_out) + " outputs, got " +
                                 std::to_string(outputs.size()));
   }
-  LoopCall call;
+  LoopCall& call = thread_instance<LoopCall>();
   call.loop = &loop;
-  call.shape = out_shape;
+  call.shape.assign(out_shape.begin(), out_shape.end());
+  call.data.clear();
+  call.itemsize.clear();
+  call.strides.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    call.data.push_back(static_cast<const char*>(inputs[i].data));
-    call.itemsize.push_back(i == 0 ? 8 : dtype_size(body.registers[i - 1]));
-    call.strides.push_back(broadcast_strides(inputs[i].shape, out_shape));
+    if (inputs[i].shape.size() > out_shape.size()) {
+      throw std::invalid_argument("input " + std::to_string(i) + " has more dims than the loop's output");
+    }
+    call.add_input(inputs[i].data, inputs[i].shape, i == 0 ? 8 : dtype_size(body.registers[i - 1]));
   }
+  call.outputs.clear();
   for (void* out : outputs) call.outputs.push_back(static_cast<char*>(out));
   size_t size = 1;
   for (int64_t d : out_shape) size *= static_cast<size_t>(d);
