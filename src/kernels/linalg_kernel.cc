@@ -153,9 +153,10 @@ void LinalgKernel::permutations(Ort::KernelContext& ctx) {
   for (int64_t i = 0; i < items; ++i) linalg::pivots_to_permutation(data + i * n, perm + i * n, n, inverse_);
 }
 
-// The right-hand side b of a solve as given, `given` elements of (..., r, c)
-// matrices, made the one the system reads: each matrix transposed (to c x r)
-// when `transpose`, and every element negated when `negate`, into `into`.
+// The right-hand side of a solve made the one the system reads from `given`
+// (`count` elements: r x c matrices when `transpose`): each matrix
+// transposed to c x r when `transpose`, every element negated when
+// `negate`, into `into`; `given` itself when neither.
 template <class T>
 const T* right_hand_side(const T* given, size_t count, int64_t r, int64_t c, bool transpose, bool negate,
                          std::vector<T>& into) {

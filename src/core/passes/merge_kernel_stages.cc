@@ -586,6 +586,7 @@ bool merge_duplicate_stages(std::vector<Stage>& stages) {
       if (removed[a] || refs[a] != refs[c] || !same_program(stages[a], stages[c])) continue;
       Stage& kept = stages[a];
       const Stage& gone = stages[c];
+      if (!kept.attrs.get_ints("output_registers") || !gone.attrs.get_ints("output_registers")) continue;
       std::vector<int64_t> registers = *kept.attrs.get_ints("output_registers");
       const std::vector<int64_t> gone_registers = *gone.attrs.get_ints("output_registers");
       std::vector<int64_t> reductions =
