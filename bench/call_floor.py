@@ -22,10 +22,10 @@ import argparse
 import functools
 import math
 import sys
-import warnings
 from pathlib import Path
 
 from backends import machine, per_call_seconds
+from pymc_suite import logp_and_gradient
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the model suite
@@ -51,28 +51,12 @@ def do_nothing_session(fed):
 
 
 def measure(name: str) -> dict:
-    import logging
-
-    import numpy as np
     import pymc as pm
     import pytensor
-    import pytensor.tensor as pt
 
-    import pytensor_onnx
-    from pymc_models import MODELS_BY_NAME
     from pytensor_onnx.runtime import NativeSession, native_unavailable_reason
 
-    warnings.filterwarnings("ignore")
-    logging.getLogger("pymc").setLevel(logging.ERROR)
-    model = MODELS_BY_NAME[name].build()
-    inputs = model.value_vars
-    logp = model.logp()
-    outputs = [logp, *pt.grad(logp, inputs)]
-    rng = np.random.default_rng(0)
-    point = model.initial_point()
-    values = [
-        np.asarray(point[v.name] + rng.normal(scale=0.1, size=np.shape(point[v.name])), dtype=v.dtype) for v in inputs
-    ]
+    model, inputs, outputs, values = logp_and_gradient(name)
     times = {}
     functions = {}
     for label in ("ONNX", "C", "NUMBA"):

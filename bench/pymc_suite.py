@@ -34,15 +34,14 @@ PEERS = ("C", "NUMBA")
 ONNX_MODES = ("ONNX", "ONNX portable")
 
 
-def measure(name: str) -> dict:
+def logp_and_gradient(name: str):
+    """Model `name` of the suite, its value variables, [log-density, *gradients]
+    and values at a perturbed initial point."""
     import logging
 
     import numpy as np
-    import pymc as pm
-    import pytensor
     import pytensor.tensor as pt
 
-    import pytensor_onnx
     from pymc_models import MODELS_BY_NAME
 
     warnings.filterwarnings("ignore")
@@ -56,6 +55,17 @@ def measure(name: str) -> dict:
     values = [
         np.asarray(point[v.name] + rng.normal(scale=0.1, size=np.shape(point[v.name])), dtype=v.dtype) for v in inputs
     ]
+    return model, inputs, outputs, values
+
+
+def measure(name: str) -> dict:
+    import numpy as np
+    import pymc as pm
+    import pytensor
+
+    import pytensor_onnx
+
+    model, inputs, outputs, values = logp_and_gradient(name)
     modes = {
         # PyTensor 2.38's FAST_RUN is its C backend; 3.x names it "C".
         "C": "C" if "C" in pytensor.compile.mode.predefined_modes else "FAST_RUN",
