@@ -4,9 +4,10 @@ For every model of ``tests/python/pymc_models.py``, the log-density and gradient
 compiled in mode ONNX (native session) are timed three ways: the whole call
 (``Function.__call__``, trust_input), the session's run alone (on the
 function's storage cells), and the same run of a model of the same signature
-whose nodes do nothing (a ``ReduceSum`` for the log-density, an ``Identity``
-per gradient). The call less its node's work, ``call - run + do-nothing run``,
-is the floor: what mode ONNX would cost were the model's node free. It is
+whose nodes do nothing (an ``Identity`` of a constant per output, scalars
+packed into one input and output as the function's are). The call less its
+node's work, ``call - run + do-nothing run``, is the floor: what mode ONNX
+would cost were the model's node free. It is
 printed beside the fastest of PyTensor's C and Numba backends (bench/results.md,
 "fifteenth step"). Issue 21, item 6.
 
@@ -31,23 +32,27 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the model suite
 
 
-def do_nothing_session(fed):
-    """A native session of the signature of a log-density and its gradients over `fed` (cells)."""
+def do_nothing_session(linker, results):
+    """A native session of the signature of the native session of `linker`'s
+    model (its graph inputs and outputs, scalars packed as the function's
+    are) whose nodes do nothing: each output an ``Identity`` of a constant,
+    the value it had in a run (`results`, the function's outputs)."""
     import numpy as np
-    from onnx import TensorProto, helper
+    from onnx import helper, numpy_helper
 
     from pytensor_onnx.runtime import NativeSession
 
-    onnx_types = {np.dtype("float64"): TensorProto.DOUBLE, np.dtype("float32"): TensorProto.FLOAT,
-                  np.dtype("int64"): TensorProto.INT64, np.dtype("int32"): TensorProto.INT32}
-    inputs = [helper.make_tensor_value_info(f"x{i}", onnx_types[np.asarray(c[0]).dtype], list(np.shape(c[0])))
-              for i, c in enumerate(fed)]
-    nodes = [helper.make_node("ReduceSum", ["x0"], ["y0"], keepdims=0)]
-    nodes += [helper.make_node("Identity", [f"x{i}"], [f"y{i + 1}"]) for i in range(len(fed))]
-    outputs = [helper.make_tensor_value_info(f"y{j}", TensorProto.DOUBLE, None) for j in range(len(fed) + 1)]
-    graph = helper.make_graph(nodes, "do_nothing", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
-    return NativeSession(model.SerializeToString(), [i.name for i in inputs], [o.name for o in outputs])
+    model = linker.onnx_model
+    by_name = dict(zip(linker._output_names, results))
+    for packed, elements in linker.packed_outputs:
+        by_name[packed] = np.array([by_name[name] for name in elements], dtype=np.float64)
+    outputs = list(model.graph.output)
+    constants = [numpy_helper.from_array(np.asarray(by_name[o.name]), f"value_{j}") for j, o in enumerate(outputs)]
+    nodes = [helper.make_node("Identity", [f"value_{j}"], [o.name]) for j, o in enumerate(outputs)]
+    graph = helper.make_graph(nodes, "do_nothing", list(model.graph.input), outputs, initializer=constants)
+    nothing = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    return NativeSession(nothing.SerializeToString(), linker._input_names, linker._output_names,
+                         packed=linker.packed_outputs, packed_inputs=linker.packed_inputs)
 
 
 def measure(name: str) -> dict:
@@ -81,7 +86,7 @@ def measure(name: str) -> dict:
         raise SystemExit(f"{name}: {len(fed)} inputs fed for {len(runner.out_cells)} outputs; not a log-density and its gradients")
     out_cells = tuple([None] for _ in runner.out_cells)
     run = per_call_seconds(functools.partial(session.run_cells, fed, out_cells))
-    nothing = do_nothing_session(fed)
+    nothing = do_nothing_session(fn.maker.linker, fn(*values))
     do_nothing = per_call_seconds(functools.partial(nothing.run_cells, fed, out_cells))
     peers = {label: t for label, t in times.items() if label != "ONNX"}
     fastest = min(peers, key=peers.get)

@@ -45,7 +45,8 @@ def candidates(build):
     shared = [var.get_value(borrow=True) for var in fn.maker.fgraph.inputs[len(inputs):]]
     if shared:
         fed = session(fn.maker.linker.onnx_model_bytes)
-        fed_feed = {i.name: v for i, v in zip(fed.get_inputs(), [*values, *shared], strict=True)}
+        linker = fn.maker.linker
+        fed_feed = linker.model_feed(dict(zip(linker._input_names, [*values, *shared], strict=True)))
         calls["weights fed as inputs"] = lambda: fed.run(None, fed_feed)
     return calls
 

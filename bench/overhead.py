@@ -43,7 +43,8 @@ def _native_session(onnx_fn):
         print(f"no native sessions: {reason}", file=sys.stderr)
         return None
     linker = onnx_fn.maker.linker
-    return runtime.NativeSession(linker.onnx_model_bytes, linker._input_names, linker._output_names)
+    return runtime.NativeSession(linker.onnx_model_bytes, linker._input_names, linker._output_names,
+                                 packed=linker.packed_outputs, packed_inputs=linker.packed_inputs)
 
 
 def main() -> int:

@@ -60,15 +60,20 @@ def uses_native_sessions(session_options=None, providers=None) -> bool:
 def get_session(model_bytes: bytes, session_options=None, providers=None, names=None):
     """A session for ``model_bytes``; identical models share one. With
     ``names`` (its input and output names, in the order a run feeds and
-    fetches them) and the defaults, a native session (``uses_native_sessions``),
-    else an InferenceSession."""
+    fetches them, and the outputs it packs: ``NativeSession``'s ``packed``)
+    and the defaults, a native session (``uses_native_sessions``), else an
+    InferenceSession."""
     import onnxruntime as ort
 
     native = names is not None and uses_native_sessions(session_options, providers)
+    packed = tuple(names[2]) if names is not None and len(names) > 2 else ()
+    packed_inputs = tuple(names[3]) if names is not None and len(names) > 3 else ()
+    if (packed or packed_inputs) and not native:
+        raise _packed_without_native_sessions()
     providers = list(providers) if providers else ["CPUExecutionProvider"]
     key = (hashlib.sha256(model_bytes).digest(), _options_key(session_options), tuple(map(str, providers)))
     if native:
-        key += ("native", tuple(map(tuple, names)))
+        key += ("native", tuple(names[0]), tuple(names[1]), packed, packed_inputs)
     with _SESSION_CACHE_LOCK:
         cached = _SESSION_CACHE.get(key)
         if cached is not None:
@@ -77,7 +82,7 @@ def get_session(model_bytes: bytes, session_options=None, providers=None, names=
     # Outside the lock: building a session takes long, and two threads
     # building the same one only cost time (one of them is kept).
     if native:
-        session = NativeSession(model_bytes, *names)
+        session = NativeSession(model_bytes, names[0], names[1], packed=packed, packed_inputs=packed_inputs)
     else:
         options = session_options if session_options is not None else default_session_options()
         if kernels.model_uses_kernels(model_bytes):
@@ -97,6 +102,13 @@ def get_session(model_bytes: bytes, session_options=None, providers=None, names=
         while len(_SESSION_CACHE) > _SESSION_CACHE_SIZE:
             _SESSION_CACHE.popitem(last=False)
     return cached[0]
+
+
+def _packed_without_native_sessions() -> RuntimeError:
+    return RuntimeError(
+        "pytensor_onnx: this function's model packs scalar outputs for a native session, and native sessions are "
+        f"now off ({native_unavailable_reason()}); compile the function again"
+    )
 
 
 def _check_session_options(options):
@@ -148,6 +160,12 @@ class ONNXLinker(JITLinker):
         self.incompatible_rewrites = incompatible_rewrites(self.kernels)
         self.onnx_model_bytes: bytes | None = None
         self.session = None
+        #: Outputs of ``onnx_model`` that hold several of the function's
+        #: float64 scalars: pairs (output name, the names of its elements);
+        #: ``function_outputs`` splits them. ``packed_inputs``: the same for
+        #: its scalar inputs (at most one pair).
+        self.packed_outputs: tuple = ()
+        self.packed_inputs: tuple = ()
         super().__init__(*args, **kwargs)
 
     def clone(self, allow_gc=None):
@@ -171,6 +189,25 @@ class ONNXLinker(JITLinker):
             raise ValueError("The linker has not converted a graph yet")
         return onnx.load_from_string(self.onnx_model_bytes)
 
+    def function_outputs(self, outputs_by_name: dict) -> list:
+        """The function's outputs, in order, from a run of ``onnx_model`` in a
+        session of your own (``outputs_by_name``: its outputs by name): the
+        scalars packed into one output (``packed_outputs``) split again."""
+        named = dict(outputs_by_name)
+        for packed, elements in self.packed_outputs:
+            vector = np.asarray(named[packed])
+            named.update({name: np.array(vector[k]) for k, name in enumerate(elements)})
+        return [named[name] for name in self._output_names]
+
+    def model_feed(self, inputs_by_name: dict) -> dict:
+        """The feed of a run of ``onnx_model`` in a session of your own from
+        the function's inputs by name: the scalars packed into one input
+        (``packed_inputs``) gathered into it."""
+        feed = dict(inputs_by_name)
+        for packed, elements in self.packed_inputs:
+            feed[packed] = np.array([feed.pop(name) for name in elements], dtype=np.float64)
+        return feed
+
     def fgraph_convert(self, fgraph, order=None, input_storage=None, output_storage=None, storage_map=None, **kwargs):
         """Convert ``fgraph`` to ONNX, open its session, and return ``run(*inputs) -> outputs``.
 
@@ -190,11 +227,29 @@ class ONNXLinker(JITLinker):
             kernels=self.kernels,
             check_each_output=False,  # the thunk fetches every output
         )
+        native = uses_native_sessions(self.session_options, self.providers)
+        self.packed_outputs = self.packed_inputs = ()
+        builder = converted.builder
+        if self.kernels and native:
+            # Scalar results as one output, which the native session splits
+            # again, and scalar inputs (not the shared values it bakes) as
+            # one input, which it gathers (pack_scalars.h).
+            self.packed_outputs = tuple((name, tuple(elements)) for name, elements in builder.pack_scalar_outputs_of_kernels())
+            baked = [converted.input_names[i] for i in bakeable_inputs(fgraph)]
+            self.packed_inputs = tuple((name, tuple(elements)) for name, elements in builder.pack_scalar_inputs_of_kernels(baked))
+        if self.kernels:
+            # Kernel nodes take the static shapes of the inputs they read
+            # from the model; a native session checks the scalar inputs'
+            # ranks, which ONNX Runtime does not (record_input_shapes.h).
+            builder.record_input_shapes_in_kernels(scalar_ranks_checked=native)
         self.onnx_model_bytes = converted.builder.serialize(graph_name="pytensor_graph")
         self._input_names = tuple(converted.input_names)
         self._output_names = list(converted.output_names)
         names, outputs = self._input_names, self._output_names
-        self.session = get_session(self.onnx_model_bytes, self.session_options, self.providers, (names, outputs))
+        self.session = get_session(
+            self.onnx_model_bytes, self.session_options, self.providers,
+            (names, outputs, self.packed_outputs, self.packed_inputs),
+        )
         run = self.session.run_feed if isinstance(self.session, NativeSession) else self.session._sess.run
 
         def run_onnx(*args):
@@ -324,7 +379,7 @@ class _SessionRunner:
         else:
             session = get_session(
                 self.linker.onnx_model_bytes, self.linker.session_options, self.linker.providers,
-                (self.names, self.out_names),
+                (self.names, self.out_names, self.linker.packed_outputs, self.linker.packed_inputs),
             )
         self.linker.session = session
         self.checks = tuple(
@@ -378,9 +433,13 @@ class _SessionRunner:
         model_bytes, names = _core.bake_inputs(self.linker.onnx_model_bytes, asked, arrays, location)
         array_of = dict(zip(asked, arrays))
         arrays = [array_of[name] for name in names]
+        packed, packed_inputs = self.linker.packed_outputs, self.linker.packed_inputs
         if uses_native_sessions(user_options, self.linker.providers):
             # The session reads the arrays (NativeSession keeps them alive).
-            return NativeSession(model_bytes, fed_names, self.out_names, dict(zip(names, arrays)))
+            return NativeSession(model_bytes, fed_names, self.out_names, dict(zip(names, arrays)), packed=packed,
+                                 packed_inputs=packed_inputs)
+        if packed or packed_inputs:
+            raise _packed_without_native_sessions()
         if user_options is None:
             options = default_session_options()
             ort_values = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays]

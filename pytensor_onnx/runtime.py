@@ -156,6 +156,21 @@ def native_unavailable_reason() -> str | None:
     return None
 
 
+def packed_results(output_names, packed):
+    """The outputs a session of a model with ``packed`` outputs (pairs: packed
+    output, the names of its elements) fetches for ``output_names``, and per
+    name, (that session output, its element or -1); no pairs when nothing is
+    packed."""
+    element_of = {name: (out, k) for out, elements in packed for k, name in enumerate(elements)}
+    if not element_of:
+        return list(output_names), []
+    session_outputs = [name for name in output_names if name not in element_of] + [out for out, _ in packed]
+    index = {name: i for i, name in enumerate(session_outputs)}
+    results = [(index[element_of[name][0]], element_of[name][1]) if name in element_of else (index[name], -1)
+               for name in output_names]
+    return session_outputs, results
+
+
 class NativeSession:
     """A session of the ONNX Runtime the ``onnxruntime`` package loaded, run
     through its C API (see ``native_unavailable_reason``), with mode ONNX's
@@ -165,17 +180,29 @@ class NativeSession:
     ``get_inputs``/``get_outputs``/``get_providers`` of an InferenceSession
     are there for code that inspects a function's session."""
 
-    def __init__(self, model_bytes: bytes, input_names, output_names, initializers=None):
+    def __init__(self, model_bytes: bytes, input_names, output_names, initializers=None, packed=(), packed_inputs=()):
+        """``packed``: pairs (output of the model, names of ``output_names``
+        that are its float64 elements), which the runs split again
+        (``GraphBuilder.pack_scalar_outputs_of_kernels``); ``packed_inputs``
+        the same for inputs of ``input_names``, which the runs gather
+        (``GraphBuilder.pack_scalar_inputs_of_kernels``)."""
         from pytensor_onnx import kernels
 
         names, arrays = zip(*initializers.items()) if initializers else ((), ())
+        session_outputs, results = packed_results(output_names, packed)
+        session_inputs, gathered = list(input_names), []
+        if packed_inputs:
+            ((vector, elements),) = packed_inputs
+            session_inputs = [name for name in input_names if name not in elements] + [vector]
+            gathered = [list(input_names).index(name) for name in elements]
         library = kernels.library_path() if kernels.model_uses_kernels(model_bytes) else ""
         if library:
             kernels.linalg_ops()  # the library's LAPACK routines set before a session can run them
         try:
             self._session = _core.NativeSession(
-                model_bytes, list(input_names), list(output_names), list(DEFAULT_CONFIG_ENTRIES.items()),
-                QUIET_LOG_SEVERITY, library or "", list(names), list(arrays),
+                model_bytes, session_inputs, session_outputs, list(DEFAULT_CONFIG_ENTRIES.items()),
+                QUIET_LOG_SEVERITY, library or "", list(names), list(arrays), results,
+                gathered, [list(input_names)[i] for i in gathered],
             )
         except RuntimeError as exc:
             raise RuntimeError(

@@ -129,6 +129,22 @@ void Graph::add_output(Value* value) {
   outputs_.push_back(value);
 }
 
+Value* Graph::add_node_output(Node* node, const std::string& name_hint) {
+  if (!node || node_positions_.count(node) == 0) throw BuildError("add_node_output: the node is not this graph's");
+  Value* out = new_value(unique_name(name_hint));
+  out->producer = node;
+  node->outputs.push_back(out);
+  return out;
+}
+
+void Graph::remove_input(Value* value) {
+  const auto at = std::find(inputs_.begin(), inputs_.end(), value);
+  if (at == inputs_.end()) throw BuildError("remove_input: not an input of this graph");
+  if (has_users(value)) throw BuildError("remove_input: '" + value->name + "' is still read");
+  inputs_.erase(at);
+  value->is_graph_input = false;
+}
+
 std::vector<Value*> Graph::initializers() const {
   std::vector<Value*> result;
   for (const auto& v : values_) {

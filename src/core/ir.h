@@ -69,6 +69,12 @@ class Graph {
   Node* add_node(const std::string& op_type, const std::string& domain, std::vector<Value*> inputs,
                  size_t n_outputs, Attributes attrs, const std::string& name_hint);
   void add_output(Value* value);
+  // Appends a new output value, named after `name_hint`, to `node` (a node
+  // of this graph): a pass that gives a node's results another form.
+  Value* add_node_output(Node* node, const std::string& name_hint);
+  // Makes graph input `value`, which nothing reads any more, a value of no
+  // use (remove_unused_values drops it).
+  void remove_input(Value* value);
   // A value defined in an enclosing graph, referenced by name from this subgraph.
   Value* add_outer_scope_value(Value* outer);
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "constant_inputs.h"
@@ -44,6 +45,10 @@ struct RunBuffers {
   std::vector<std::vector<double>> scratch;
   std::vector<int64_t> array_shape;  // an input's shape as an array (read_as_view)
   std::vector<int64_t> expanded;     // a stage's output shape broadcast to its `expand` target
+  // The node's outputs (ElemwiseKernel::outputs_), and where it packs
+  // scalars, its packed output's memory, for this run.
+  const std::vector<std::pair<size_t, int64_t>>* node_outputs = nullptr;
+  double* packed = nullptr;
 };
 
 // Makes room for n arguments in `args`, which never shrinks: stages read
@@ -281,6 +286,68 @@ std::vector<int64_t> inputs_of_one_value(const Ort::ConstKernelInfo& info,
   return same;
 }
 
+// Per node input: its dtype and shape as attribute `input_shapes` records
+// them (input, dtype, rank, dims), or nullopt. Each must be what ONNX
+// Runtime's own graph says the input is: a record that differs would have
+// the kernel read past the end of a smaller array.
+std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> parse_input_shapes(
+    const Ort::ConstKernelInfo& info, size_t n_in) {
+  const std::vector<int64_t> flat = optional_ints(info, "input_shapes");
+  std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> known(n_in);
+  for (size_t at = 0; at < flat.size();) {
+    auto fail = [](const std::string& why) {
+      throw std::invalid_argument("attribute 'input_shapes' " + why);
+    };
+    if (flat.size() - at < 3) fail("ends inside a record (input, dtype, rank, dims...)");
+    const int64_t k = flat[at], type = flat[at + 1], rank = flat[at + 2];
+    if (k < 0 || static_cast<size_t>(k) >= n_in || known[static_cast<size_t>(k)]) {
+      fail("names input " + std::to_string(k) + ": each of the node's " + std::to_string(n_in) + " inputs once");
+    }
+    if (rank < 0 || rank > kMaxRank || static_cast<size_t>(rank) > flat.size() - at - 3) {
+      fail("gives input " + std::to_string(k) + " a rank of " + std::to_string(rank) + " it has no dims for");
+    }
+    std::vector<int64_t> shape(flat.begin() + static_cast<long>(at + 3), flat.begin() + static_cast<long>(at + 3 + rank));
+    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) {
+      fail("gives input " + std::to_string(k) + " a negative size");
+    }
+    const DType dtype = dtype_from_onnx(static_cast<int>(type));
+    const Ort::TypeInfo type_info = info.GetInputTypeInfo(static_cast<size_t>(k));
+    const auto declared = type_info.GetTensorTypeAndShapeInfo();  // (a view into type_info)
+    if (static_cast<int64_t>(declared.GetElementType()) != type || declared.GetShape() != shape) {
+      fail("says input " + std::to_string(k) + " is not what the model declares it is");
+    }
+    known[static_cast<size_t>(k)] = std::make_pair(dtype, std::move(shape));
+    at += 3 + static_cast<size_t>(rank);
+  }
+  return known;
+}
+
+// Per node input: its element of the packed float64 input it reads in its
+// place (attribute `packed_inputs`, src/core/passes/pack_scalars.h), or -1;
+// empty without the attribute. That input must be a float64 vector the model
+// declares long enough: the kernel reads the element without asking.
+std::vector<int64_t> parse_packed_inputs(const Ort::ConstKernelInfo& info, size_t n_in,
+                                         const std::vector<std::optional<DType>>& dtypes) {
+  std::vector<int64_t> elements = optional_ints(info, "packed_inputs");
+  if (elements.empty()) return elements;
+  auto fail = [](const std::string& why) { throw std::invalid_argument("attribute 'packed_inputs' " + why); };
+  if (elements.size() != n_in) {
+    fail("has " + std::to_string(elements.size()) + " entries for the node's " + std::to_string(n_in) + " inputs");
+  }
+  for (size_t k = 0; k < n_in; ++k) {
+    if (elements[k] < 0) continue;
+    const Ort::TypeInfo type_info = info.GetInputTypeInfo(k);
+    const auto declared = type_info.GetTensorTypeAndShapeInfo();  // (a view into type_info)
+    const std::vector<int64_t> shape = declared.GetShape();
+    if (declared.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || shape.size() != 1 || shape[0] <= elements[k]) {
+      fail("reads element " + std::to_string(elements[k]) + " of input " + std::to_string(k) +
+           ", which the model does not declare a float64 vector of that many elements");
+    }
+    if (dtypes[k] && *dtypes[k] != DType::Float64) fail("packs input " + std::to_string(k) + ", which is not read as float64");
+  }
+  return elements;
+}
+
 // The most stages an Elemwise node may have (attribute `stages`).
 constexpr int64_t kMaxStages = 4096;
 // The most memory a stage's intermediate keeps from one run to the next.
@@ -511,9 +578,10 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
     n_sources += stage.input_dtypes.size();
     n_destinations += stage.num_outputs();
   }
+  const std::vector<int64_t> packed = optional_ints(kernel_info, "packed_outputs");
   if (wired) {
     n_in = kernel_info.GetInputCount();
-    num_outputs_ = kernel_info.GetOutputCount();
+    num_outputs_ = packed.empty() ? kernel_info.GetOutputCount() : packed.size();
     if (sources.size() != n_sources || destinations.size() != n_destinations) {
       throw std::invalid_argument("attributes 'stage_inputs' and 'stage_outputs' need " + std::to_string(n_sources) +
                                   " and " + std::to_string(n_destinations) + " entries (the stages' inputs and outputs)");
@@ -521,6 +589,7 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   } else {
     num_outputs_ = stages_[0].num_outputs();
   }
+  set_node_outputs(kernel_info, packed);
   input_dtypes_.assign(n_in, std::nullopt);
   std::vector<DType> value_dtypes;
   std::vector<bool> written(num_outputs_, false);
@@ -565,8 +634,9 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
       written[static_cast<size_t>(destination)] = true;
       // (ONNX Runtime allocates the output as the op's dtype: a program output
       // of another size would be written past its end.)
-      if (wired || destination < static_cast<int64_t>(kernel_info.GetOutputCount())) {
-        const DType allocated = node_output_dtype(kernel_info, static_cast<size_t>(destination));
+      const size_t index = outputs_[static_cast<size_t>(destination)].first;
+      if (wired || index < kernel_info.GetOutputCount()) {
+        const DType allocated = node_output_dtype(kernel_info, index);
         if (allocated != dtype) {
           fail("writes a " + std::string(dtype_name(dtype)) + " program output into output " +
                std::to_string(destination) + ", a " + dtype_name(allocated) + " tensor");
@@ -579,6 +649,39 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   }
   constant_inputs_ = constant_inputs(info, input_dtypes_);
   same_value_as_ = inputs_of_one_value(kernel_info, input_dtypes_);
+  known_input_shapes_ = parse_input_shapes(kernel_info, n_in);
+  packed_inputs_ = parse_packed_inputs(kernel_info, n_in, input_dtypes_);
+}
+
+void ElemwiseKernel::set_node_outputs(const Ort::ConstKernelInfo& info, const std::vector<int64_t>& packed) {
+  outputs_.clear();
+  num_packed_ = 0;
+  if (packed.empty()) {
+    for (size_t j = 0; j < num_outputs_; ++j) outputs_.emplace_back(j, -1);
+    num_node_outputs_ = num_outputs_;
+    return;
+  }
+  auto fail = [](const std::string& why) { throw std::invalid_argument("attribute 'packed_outputs' " + why); };
+  if (packed.size() != num_outputs_) {
+    fail("has " + std::to_string(packed.size()) + " entries for the stages' " + std::to_string(num_outputs_) + " outputs");
+  }
+  const auto elements = static_cast<size_t>(std::count_if(packed.begin(), packed.end(), [](int64_t e) { return e >= 0; }));
+  num_node_outputs_ = num_outputs_ - elements + 1;
+  if (elements == 0 || info.GetOutputCount() != num_node_outputs_) {
+    fail("must pack some outputs into the node's last, and the node has " + std::to_string(info.GetOutputCount()) +
+         " outputs for " + std::to_string(num_outputs_));
+  }
+  if (node_output_dtype(info, num_node_outputs_ - 1) != DType::Float64) fail("packs into an output that is not float64");
+  std::vector<bool> taken(elements, false);
+  size_t next = 0;
+  for (int64_t e : packed) {
+    if (e >= static_cast<int64_t>(elements) || (e >= 0 && taken[static_cast<size_t>(e)])) {
+      fail("must number the packed elements 0 to " + std::to_string(elements - 1) + ", each once");
+    }
+    if (e >= 0) taken[static_cast<size_t>(e)] = true;
+    outputs_.emplace_back(e < 0 ? next++ : num_node_outputs_ - 1, e);
+  }
+  num_packed_ = elements;
 }
 
 OrtStatusPtr ElemwiseKernel::ComputeV2(OrtKernelContext* context) {
@@ -592,7 +695,8 @@ namespace {
 // that repeats an earlier one's value as that one.
 void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<DType>>& dtypes,
                       const std::vector<std::optional<ArrayArg>>& constants, const std::vector<int64_t>& same_value_as,
-                      RunBuffers& run) {
+                      const std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>>& known_shapes,
+                      const std::vector<int64_t>& packed, RunBuffers& run) {
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
     throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
@@ -608,6 +712,14 @@ void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<D
       run.node_dtypes[k] = dtypes[k];
       continue;
     }
+    if (k < packed.size() && packed[k] >= 0) {
+      // (An element of the packed scalars, a vector the model declares
+      // long enough and ONNX Runtime checks so.)
+      arg.data = static_cast<const double*>(ctx.GetInput(k).GetTensorRawData()) + packed[k];
+      arg.shape.clear();
+      run.node_dtypes[k] = DType::Float64;
+      continue;
+    }
     if (k < same_value_as.size() && same_value_as[k] >= 0) {
       // (Read before, in full: GetTensorTypeAndShape allocates, ~80 ns.)
       const auto first = static_cast<size_t>(same_value_as[k]);
@@ -617,6 +729,12 @@ void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<D
       continue;
     }
     Ort::ConstValue value = ctx.GetInput(k);
+    if (k < known_shapes.size() && known_shapes[k]) {
+      run.node_dtypes[k] = known_shapes[k]->first;
+      arg.shape.assign(known_shapes[k]->second.begin(), known_shapes[k]->second.end());
+      arg.data = value.GetTensorRawData();
+      continue;
+    }
     auto info = value.GetTensorTypeAndShapeInfo();
     const auto element_type = static_cast<int>(info.GetElementType());
     std::optional<DType> dtype;
@@ -673,8 +791,17 @@ void* stage_output(Ort::KernelContext& ctx, const ElemwiseStage& stage, size_t j
   else value.shape.assign(shape.begin(), shape.end());
   const int64_t destination = stage.destinations[j];
   if (destination >= 0) {
-    value.data = ctx.GetOutput(static_cast<size_t>(destination), value.shape.data(), value.shape.size())
-                     .GetTensorMutableRawData();
+    const auto [index, element] = (*run.node_outputs)[static_cast<size_t>(destination)];
+    if (element >= 0) {
+      // (A scalar the core packed: inferred as one, and so it must be.)
+      if (!value.shape.empty()) {
+        throw std::invalid_argument("output " + std::to_string(destination) + " is packed as a scalar; the stage gives "
+                                    "it shape " + shape_text(value.shape));
+      }
+      value.data = run.packed + element;
+    } else {
+      value.data = ctx.GetOutput(index, value.shape.data(), value.shape.size()).GetTensorMutableRawData();
+    }
   } else {
     size_t elements = 1;
     for (int64_t d : value.shape) elements *= static_cast<size_t>(d);
@@ -962,10 +1089,16 @@ void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuff
 void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   RunBuffers& run = thread_instance<RunBuffers>();
-  read_node_inputs(ctx, input_dtypes_, constant_inputs_, same_value_as_, run);
-  if (ctx.GetOutputCount() != num_outputs_) {
-    throw std::invalid_argument("the program has " + std::to_string(num_outputs_) + " outputs, the node " +
+  read_node_inputs(ctx, input_dtypes_, constant_inputs_, same_value_as_, known_input_shapes_, packed_inputs_, run);
+  if (ctx.GetOutputCount() != num_node_outputs_) {
+    throw std::invalid_argument("the program has " + std::to_string(num_node_outputs_) + " outputs, the node " +
                                 std::to_string(ctx.GetOutputCount()));
+  }
+  run.node_outputs = &outputs_;
+  run.packed = nullptr;
+  if (num_packed_ > 0) {
+    const int64_t count = static_cast<int64_t>(num_packed_);
+    run.packed = ctx.GetOutput(num_node_outputs_ - 1, &count, 1).GetTensorMutableData<double>();
   }
   const ParallelFor parallel = pool_of(ctx);
   const ElemwiseStage& last = stages_.back();

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtype.h"
@@ -116,8 +117,15 @@ class ElemwiseKernel {
 
  private:
   void compute(OrtKernelContext* context);
+  void set_node_outputs(const Ort::ConstKernelInfo& info, const std::vector<int64_t>& packed);
   std::vector<ElemwiseStage> stages_;
-  size_t num_outputs_ = 0;  // the node's
+  size_t num_outputs_ = 0;  // as the stages number them
+  // Per output as the stages number them: the node output it is, and its
+  // element there where the node packs scalars into its last output
+  // (attribute `packed_outputs`, src/core/passes/pack_scalars.h), or -1.
+  std::vector<std::pair<size_t, int64_t>> outputs_;
+  size_t num_node_outputs_ = 0;
+  size_t num_packed_ = 0;
   // Per node input: the dtype the stages read its elements as, or nullopt
   // where they only read the size of one of its axes.
   std::vector<std::optional<DType>> input_dtypes_;
@@ -125,6 +133,14 @@ class ElemwiseKernel {
   // Per node input: an earlier input of the same value (the node reads one
   // value as two views, x and x.T), whose array it shares, or -1.
   std::vector<int64_t> same_value_as_;
+  // Per node input: its dtype and shape where they are checked before the
+  // run starts (attribute `input_shapes`: records input, dtype, rank, dims;
+  // src/core/passes/record_input_shapes.h), so a run asks ONNX Runtime for
+  // its data only; nullopt elsewhere.
+  std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> known_input_shapes_;
+  // Per node input: its element of the packed scalars it is (attribute
+  // `packed_inputs`, src/core/passes/pack_scalars.h), or -1; empty without them.
+  std::vector<int64_t> packed_inputs_;
 };
 
 class ScalarLoopKernel {

@@ -16,7 +16,9 @@
 #include "ops.h"
 #include "opset.h"
 #include "passes/demote_float64.h"
+#include "passes/pack_scalars.h"
 #include "passes/pass_manager.h"
+#include "passes/record_input_shapes.h"
 #include "recipes/registry.h"
 #include "serialize.h"
 
@@ -396,6 +398,41 @@ NB_MODULE(_core, m) {
           nb::arg("fold_constants") = true, nb::arg("cse") = true,
           "Run dead-node elimination, constant folding of shape arithmetic, initializer dedup, CSE and "
           "cast/identity cleanup to a fixed point, on the main graph and every function body.")
+      .def(
+          "record_input_shapes_in_kernels",
+          [](GraphBuilder& g, bool scalar_ranks_checked) {
+            return record_input_shapes_in_kernels(g.graph(), scalar_ranks_checked);
+          },
+          nb::arg("scalar_ranks_checked"),
+          "Give the Elemwise kernel nodes the static shapes of the graph inputs they read (attribute "
+          "`input_shapes`), checked before each run: by ONNX Runtime for rank >= 1, by the caller for rank 0 "
+          "(`scalar_ranks_checked`). For mode ONNX's models only. Returns whether anything changed.")
+      .def(
+          "pack_scalar_outputs_of_kernels",
+          [](GraphBuilder& g) {
+            std::vector<std::pair<std::string, std::vector<std::string>>> made;
+            for (PackedScalars& packed : pack_scalar_outputs_of_kernels(g.graph())) {
+              made.emplace_back(std::move(packed.name), std::move(packed.elements));
+            }
+            return made;
+          },
+          "Make the float64 scalars an Elemwise kernel node gives as graph outputs (two or more, read by nothing "
+          "else) one vector output of the node. For mode ONNX's native sessions only, which split it again. "
+          "Returns (packed output, [names of the graph outputs that are its elements]) per packed output.")
+      .def(
+          "pack_scalar_inputs_of_kernels",
+          [](GraphBuilder& g, const std::vector<std::string>& kept) {
+            std::vector<std::pair<std::string, std::vector<std::string>>> made;
+            for (PackedScalars& packed :
+                 pack_scalar_inputs_of_kernels(g.graph(), std::unordered_set<std::string>(kept.begin(), kept.end()))) {
+              made.emplace_back(std::move(packed.name), std::move(packed.elements));
+            }
+            return made;
+          },
+          nb::arg("kept"),
+          "Make the float64 scalar graph inputs that only Elemwise kernel nodes read (two or more; not those named "
+          "in `kept`) one vector input. For mode ONNX's native sessions only, which gather it. Returns (packed "
+          "input, [names of the graph inputs that are its elements]), if one was made.")
       .def(
           "demote_float64",
           [](GraphBuilder& g) { return demote_float64_to_float32(g.graph()); },

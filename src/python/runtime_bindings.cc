@@ -170,6 +170,15 @@ struct NativeSession {
   std::vector<nb::object> initializer_arrays;
   std::vector<Initializer> initializers;
   std::unique_ptr<Session> session;
+  // Per result of a run: the session output it is, and its element where
+  // that output packs float64 scalars (passes/pack_scalars.h), or -1.
+  // Empty: the results are the session's outputs.
+  std::vector<std::pair<size_t, int64_t>> result_outputs;
+  // The arrays a run takes whose values are the elements of the session's
+  // last input (passes/pack_scalars.h), in element order; empty: the
+  // arrays are the session's inputs. `packed_names`: their names.
+  std::vector<size_t> packed_inputs;
+  std::vector<std::string> packed_names;
 
   nb::list run(nb::handle inputs) {
     if (!PyList_Check(inputs.ptr()) && !PyTuple_Check(inputs.ptr())) {
@@ -218,21 +227,75 @@ struct NativeSession {
       total_ndim += static_cast<size_t>(PyArray_NDIM(reinterpret_cast<PyArrayObject*>(arrays.back().ptr())));
     }
     std::vector<int64_t> dims;  // every input's shape, one after the other
-    dims.reserve(total_ndim);
+    dims.reserve(total_ndim + 1);
     std::vector<pytensor_onnx::runtime::InputArray> described;
     described.reserve(static_cast<size_t>(n));
-    for (const nb::object& array : arrays) described.push_back(input_array(array, dims));
+    if (packed_inputs.empty()) {
+      for (const nb::object& array : arrays) described.push_back(input_array(array, dims));
+    } else {
+      describe_packed(arrays, dims, described);
+    }
     std::optional<RunResult> result;
     {
       nb::gil_scoped_release released;
       result.emplace(session->run(described));
     }
-    nb::list results = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(result->size())));
-    if (!results.is_valid()) throw nb::python_error();
-    for (size_t i = 0; i < result->size(); ++i) {
-      PyList_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i), output_to_numpy(*result, i).release().ptr());
+    const size_t count = result_outputs.empty() ? result->size() : result_outputs.size();
+    nb::list list = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(count)));
+    if (!list.is_valid()) throw nb::python_error();
+    for (size_t i = 0; i < count; ++i) {
+      const auto [output, element] = result_outputs.empty() ? std::pair<size_t, int64_t>(i, -1) : result_outputs[i];
+      nb::object array = element < 0 ? output_to_numpy(*result, output) : packed_element(result->output(output), element);
+      PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(i), array.release().ptr());
     }
-    return results;
+    return list;
+  }
+
+  // The session's inputs: `arrays` but the packed scalars, then those
+  // scalars gathered into one vector (memory of this thread's, which the
+  // run copies or reads before the next run on this thread).
+  void describe_packed(const std::vector<nb::object>& arrays, std::vector<int64_t>& dims,
+                       std::vector<pytensor_onnx::runtime::InputArray>& described) const {
+    thread_local std::vector<double> gathered;
+    thread_local std::vector<bool> packed;
+    packed.assign(arrays.size(), false);
+    gathered.resize(packed_inputs.size());
+    for (size_t e = 0; e < packed_inputs.size(); ++e) {
+      const size_t i = packed_inputs[e];
+      auto* array = reinterpret_cast<PyArrayObject*>(arrays.at(i).ptr());
+      // (ONNX Runtime's words for an input of another rank or dtype than declared.)
+      if (PyArray_NDIM(array) != 0) {
+        throw std::runtime_error("Invalid rank for input: " + packed_names[e] + " Got: " +
+                                 std::to_string(PyArray_NDIM(array)) + " Expected: 0 Please fix either the "
+                                 "inputs/outputs or the model.");
+      }
+      if (PyArray_TYPE(array) != NPY_FLOAT64) {
+        throw std::runtime_error("Unexpected input data type for input: " + packed_names[e] +
+                                 ", expected: (tensor(double))");
+      }
+      std::memcpy(&gathered[e], PyArray_DATA(array), sizeof(double));
+      packed[i] = true;
+    }
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      if (!packed[i]) described.push_back(input_array(arrays[i], dims));
+    }
+    dims.push_back(static_cast<int64_t>(gathered.size()));
+    described.push_back({gathered.data(), gathered.size() * sizeof(double), &dims.back(), 1,
+                         ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE});
+  }
+
+  // Element `element` of a packed output (`view`) as a 0-d float64 array.
+  static nb::object packed_element(const pytensor_onnx::runtime::ArrayView& view, int64_t element) {
+    if (view.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || view.shape.size() != 1 ||
+        static_cast<size_t>(element) >= view.nbytes / sizeof(double)) {
+      throw std::runtime_error("a packed output of shape " + std::to_string(view.shape.size()) +
+                               "-d holds no float64 element " + std::to_string(element));
+    }
+    PyObject* array = PyArray_SimpleNew(0, nullptr, NPY_FLOAT64);
+    if (array == nullptr) throw nb::python_error();
+    std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array)),
+                static_cast<const double*>(view.data) + element, sizeof(double));
+    return nb::steal(array);
   }
 };
 
@@ -258,12 +321,24 @@ void bind_runtime(nb::module_& m) {
           [](NativeSession* self, nb::bytes model, std::vector<std::string> input_names,
              std::vector<std::string> output_names, std::vector<std::pair<std::string, std::string>> config_entries,
              int log_severity, std::string kernel_library, std::vector<std::string> initializer_names,
-             std::vector<nb::object> initializer_values) {
+             std::vector<nb::object> initializer_values, std::vector<std::pair<size_t, int64_t>> results,
+             std::vector<size_t> packed_inputs, std::vector<std::string> packed_names) {
             import_numpy();
             if (initializer_names.size() != initializer_values.size()) {
               throw std::invalid_argument("one array per initializer name");
             }
+            for (const auto& [output, element] : results) {
+              if (output >= output_names.size() || element < -1) {
+                throw std::invalid_argument("results: output " + std::to_string(output) + ", element " +
+                                            std::to_string(element) + " of a session of " +
+                                            std::to_string(output_names.size()) + " outputs");
+              }
+            }
+            if (packed_names.size() != packed_inputs.size()) throw std::invalid_argument("one name per packed input");
             new (self) NativeSession();
+            self->result_outputs = std::move(results);
+            self->packed_inputs = std::move(packed_inputs);
+            self->packed_names = std::move(packed_names);
             for (size_t i = 0; i < initializer_names.size(); ++i) {
               self->initializer_arrays.push_back(as_array(initializer_values[i]));
               self->initializers.push_back({initializer_names[i], borrow(self->initializer_arrays.back())});
@@ -276,7 +351,12 @@ void bind_runtime(nb::module_& m) {
           },
           nb::arg("model"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("config_entries"),
           nb::arg("log_severity"), nb::arg("kernel_library"), nb::arg("initializer_names"),
-          nb::arg("initializer_values"))
+          nb::arg("initializer_values"), nb::arg("results") = std::vector<std::pair<size_t, int64_t>>{},
+          nb::arg("packed_inputs") = std::vector<size_t>{}, nb::arg("packed_names") = std::vector<std::string>{},
+          "`results`: per result of a run, (session output, element of that packed float64 output or -1); "
+          "empty: the outputs as they are. `packed_inputs`: the arrays of a run (by position) that are the "
+          "elements of the session's last input, in order, and `packed_names` their names; empty: the arrays "
+          "are the session's inputs.")
       .def("run", &NativeSession::run, nb::arg("inputs"),
            "Run on `inputs` (a list or tuple of arrays, in the order of input_names); the outputs as NumPy arrays.")
       .def("run_cells", &NativeSession::run_cells, nb::arg("input_cells"), nb::arg("output_cells"),

@@ -113,6 +113,34 @@ Session::Session(const std::string& model, const std::vector<std::string>& input
   OrtRunOptions* run_options = nullptr;
   check(a.CreateRunOptions(&run_options));
   run_options_.reset(run_options);
+  find_scalar_inputs();
+}
+
+void Session::find_scalar_inputs() {
+  const OrtApi& a = api();
+  OrtAllocator* allocator = nullptr;
+  check(a.GetAllocatorWithDefaultOptions(&allocator));
+  size_t count = 0;
+  check(a.SessionGetInputCount(session_.get(), &count));
+  scalar_inputs_.assign(input_names_.size(), false);
+  for (size_t m = 0; m < count; ++m) {
+    char* name = nullptr;
+    check(a.SessionGetInputName(session_.get(), m, allocator, &name));
+    const std::string model_name = name;
+    allocator->Free(allocator, name);
+    const auto fed = std::find(input_names_.begin(), input_names_.end(), model_name);
+    if (fed == input_names_.end()) continue;
+    OrtTypeInfo* type = nullptr;
+    check(a.SessionGetInputTypeInfo(session_.get(), m, &type));
+    const OrtTensorTypeAndShapeInfo* tensor = nullptr;  // (owned by `type`; null for a non-tensor)
+    size_t rank = 0;
+    OrtStatus* status = a.CastTypeInfoToTensorInfo(type, &tensor);
+    if (status == nullptr && tensor != nullptr) status = a.GetDimensionsCount(tensor, &rank);
+    const bool scalar = status == nullptr && tensor != nullptr && rank == 0;
+    a.ReleaseTypeInfo(type);
+    check(status);
+    scalar_inputs_[static_cast<size_t>(fed - input_names_.begin())] = scalar;
+  }
 }
 
 void Session::bind_fresh_outputs(BindingState& state) const {
@@ -267,6 +295,13 @@ RunResult Session::run(const std::vector<InputArray>& inputs) const {
   if (inputs.size() != input_ptrs_.size()) {
     throw std::invalid_argument("the session takes " + std::to_string(input_ptrs_.size()) + " inputs, got " +
                                 std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (scalar_inputs_[i] && inputs[i].ndim != 0) {
+      // (ONNX Runtime's words for an input of another rank than declared.)
+      throw std::runtime_error("Invalid rank for input: " + input_names_[i] + " Got: " +
+                               std::to_string(inputs[i].ndim) + " Expected: 0 Please fix either the inputs/outputs or the model.");
+    }
   }
   const OrtApi& a = api();
   BindingState state = take_binding();

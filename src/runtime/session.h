@@ -99,6 +99,10 @@ class Session {
  private:
   std::vector<std::string> input_names_, output_names_;
   std::vector<const char*> input_ptrs_, output_ptrs_;
+  // Per input (of input_names): whether the model declares it a scalar.
+  // ONNX Runtime takes any shape for a rank-0 input; a run checks it here,
+  // so the kernels may take the declared shape (passes/record_input_shapes.h).
+  std::vector<bool> scalar_inputs_;
   std::unique_ptr<OrtSessionOptions, OptionsDeleter> options_;
   std::unique_ptr<OrtSession, SessionDeleter> session_;
   std::unique_ptr<OrtRunOptions, RunOptionsDeleter> run_options_;
@@ -109,6 +113,7 @@ class Session {
   // small inputs and outputs in memory of their own (bound_arrays.h). Idle
   // bindings wait here (declared after the session: released before it).
   friend class RunResult;
+  void find_scalar_inputs();
   BindingState take_binding() const;
   void give_back(BindingState binding) const;
   void bind_fresh_outputs(BindingState& state) const;

@@ -284,9 +284,12 @@ TEST(Passes, ViewsOfConstantsFoldWithoutCopying) {
 }  // namespace
 }  // namespace pytensor_onnx
 
+#include "infer.h"
 #include "kernel_ops.h"
 #include "passes/fold_into_kernels.h"
 #include "passes/merge_kernel_stages.h"
+#include "passes/pack_scalars.h"
+#include "passes/record_input_shapes.h"
 
 namespace pytensor_onnx {
 namespace {
@@ -1134,6 +1137,133 @@ TEST(MergeKernelStages, MalformedWiringIsRefusedWhenBuilt) {
   EXPECT_THROW(staged({0, 1}, {-1, 0}), BuildError);   // an input the node lacks
   EXPECT_THROW(staged({0}, {-1, 0}), BuildError);      // too few entries
   EXPECT_THROW(staged({0, -1}, {-1, 1}), BuildError);  // an output the node lacks
+}
+
+TEST(RecordInputShapes, KernelNodesGetTheStaticShapesOfGraphInputs) {
+  GraphBuilder g(18);
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
+  Value* s = g.input("s", DType::Float64, shape_of_sizes({}));
+  Value* n = g.input("n", DType::Float64, sym({Dim::named("n")}));
+  Value* w = g.op1("Exp", {v});  // (not a graph input)
+  Value* out = elemwise_kernel(g, {v, s, n, g.int64s({1, 2, 3}), w, v});
+  g.output(out, "y");
+  g.output(g.op1("Floor", {v}), "z");  // (not a kernel node)
+  const Node* kernel = out->producer;
+  const auto f64 = static_cast<int64_t>(DType::Float64);
+  // Without checked scalar ranks: the vector alone (each time it is read).
+  EXPECT_TRUE(record_input_shapes_in_kernels(g.graph(), false));
+  EXPECT_EQ(kernel->attrs.get_ints("input_shapes"), (std::vector<int64_t>{0, f64, 1, 3, 5, f64, 1, 3}));
+  EXPECT_FALSE(record_input_shapes_in_kernels(g.graph(), false));
+  // With them, the scalar too; never the symbolic dim, the initializer or a node's output.
+  EXPECT_TRUE(record_input_shapes_in_kernels(g.graph(), true));
+  EXPECT_EQ(kernel->attrs.get_ints("input_shapes"), (std::vector<int64_t>{0, f64, 1, 3, 1, f64, 0, 5, f64, 1, 3}));
+  for (const Node* node : g.graph().nodes()) {
+    if (node == kernel) continue;
+    EXPECT_FALSE(node->attrs.get_ints("input_shapes")) << node->op_type;
+  }
+}
+
+// An Elemwise kernel node over v (3,): sum(exp(v)) `count` times, then exp(v).
+Node* sums_and_exp(GraphBuilder& g, Value* v, size_t count) {
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Attributes attrs;
+  attrs.set("input_dtypes", std::string("float64"));
+  attrs.set("program", std::string("Exp float64 0"));
+  attrs.set("output_registers", std::vector<int64_t>(count + 1, 1));
+  std::vector<int64_t> reductions(count, 1);
+  reductions.push_back(0);
+  attrs.set("output_reductions", reductions);
+  return g.op("Elemwise_float64", {v}, std::move(attrs), count + 1, kKernelDomain)[0]->producer;
+}
+
+TEST(PackScalarOutputs, ScalarsOnlyTheCallerReadsBecomeOneOutput) {
+  GraphBuilder g(18);
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
+  Node* node = sums_and_exp(g, v, 4);
+  std::vector<Value*> outs = node->outputs;
+  ASSERT_TRUE(outs[0]->shape && outs[0]->shape->empty());
+  g.output(outs[3], "a");  // (read by another node too: stays)
+  g.output(g.op1("Floor", {outs[3]}), "b");
+  g.output(outs[1], "c");
+  g.output(outs[4], "d");  // (a vector: stays)
+  g.output(outs[0], "e");
+  // outs[2] is read by nothing: it stays an output of the node.
+  const std::vector<PackedScalars> packed = pack_scalar_outputs_of_kernels(g.graph());
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].elements, (std::vector<std::string>{"e", "c"}));  // (in the node's order)
+  ASSERT_EQ(node->outputs.size(), 4u);
+  EXPECT_EQ(node->outputs[0], outs[2]);
+  EXPECT_EQ(node->outputs[1], outs[3]);
+  EXPECT_EQ(node->outputs[2], outs[4]);
+  Value* vector = node->outputs[3];
+  EXPECT_EQ(vector->name, packed[0].name);
+  EXPECT_EQ(node->attrs.get_ints("packed_outputs"), (std::vector<int64_t>{0, 1, -1, -1, -1}));
+  // The graph's outputs: the packed one where the node's first scalar was.
+  std::vector<std::string> names;
+  for (const Value* out : g.graph().outputs()) names.push_back(out->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "d", packed[0].name}));
+  // Inference reads the attribute: the same shapes again.
+  infer_node(*node);
+  EXPECT_EQ(vector->dtype, DType::Float64);
+  EXPECT_EQ(known_sizes(vector->shape), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(outs[3]->shape && outs[3]->shape->empty());
+  EXPECT_EQ(known_sizes(outs[4]->shape), (std::vector<int64_t>{3}));
+  // Once is all: a packed node is left as it is.
+  EXPECT_TRUE(pack_scalar_outputs_of_kernels(g.graph()).empty());
+}
+
+TEST(PackScalarOutputs, OneScalarStaysAndMalformedAttributesAreRefused) {
+  GraphBuilder g(18);
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
+  Node* node = sums_and_exp(g, v, 1);
+  g.output(node->outputs[0], "s");
+  g.output(node->outputs[1], "x");
+  EXPECT_TRUE(pack_scalar_outputs_of_kernels(g.graph()).empty());
+  EXPECT_FALSE(node->attrs.get_ints("packed_outputs"));
+  for (const std::vector<int64_t>& wrong : std::vector<std::vector<int64_t>>{
+           {-1, -1},     // (nothing packed)
+           {0, 0},       // (both packed: the node would have one output)
+           {1, -1},      // (element 1 of one)
+           {0, 1},       // (a vector packed)
+           {0, -1, -1},  // (more entries than the stages' outputs)
+           {0, 0, -1},   // (an element twice)
+       }) {
+    node->attrs.set("packed_outputs", wrong);
+    EXPECT_THROW(infer_node(*node), BuildError) << wrong[0] << " " << wrong[1];
+  }
+}
+
+TEST(PackScalarInputs, ScalarsOnlyKernelNodesReadBecomeOneInput) {
+  GraphBuilder g(18);
+  Value* a = g.input("a", DType::Float64, shape_of_sizes({}));
+  Value* b = g.input("b", DType::Float64, shape_of_sizes({}));
+  Value* c = g.input("c", DType::Float64, shape_of_sizes({}));  // (also read by a Floor)
+  Value* d = g.input("d", DType::Float64, shape_of_sizes({}));  // (kept: a value the caller bakes)
+  Value* f = g.input("f", DType::Float32, shape_of_sizes({}));
+  Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
+  Value* out = elemwise_kernel(g, {b, v, a, b, c, d});
+  Value* other = elemwise_kernel(g, {a, f});
+  g.output(out, "y");
+  g.output(other, "z");
+  g.output(g.op1("Floor", {c}), "w");
+  const std::vector<PackedScalars> packed = pack_scalar_inputs_of_kernels(g.graph(), {"d"});
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].elements, (std::vector<std::string>{"a", "b"}));  // (in the graph's order)
+  std::vector<std::string> inputs;
+  for (const Value* in : g.graph().inputs()) inputs.push_back(in->name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"c", "d", "f", "v", packed[0].name}));
+  Value* vector = g.graph().inputs().back();
+  EXPECT_EQ(known_sizes(vector->shape), (std::vector<int64_t>{2}));
+  const Node* node = out->producer;
+  EXPECT_EQ(node->inputs, (std::vector<Value*>{vector, v, vector, vector, c, d}));
+  EXPECT_EQ(node->attrs.get_ints("packed_inputs"), (std::vector<int64_t>{1, -1, 0, 1, -1, -1}));
+  EXPECT_EQ(other->producer->attrs.get_ints("packed_inputs"), (std::vector<int64_t>{0, -1}));
+  EXPECT_TRUE(a->removed && b->removed);
+  // Inference reads the attribute: the node's output is (3,), not (2, 3)-ish.
+  infer_node(*out->producer);
+  EXPECT_EQ(known_sizes(out->shape), (std::vector<int64_t>{3}));
+  // Once is all; with one scalar left, nothing is packed.
+  EXPECT_TRUE(pack_scalar_inputs_of_kernels(g.graph(), {}).empty());
 }
 
 }  // namespace

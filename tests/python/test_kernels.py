@@ -379,6 +379,139 @@ def test_malformed_input_axes_fail_the_session(attrs, message):
         _one_kernel_node_session({"a": 2, "b": 2}, 2, **attrs)
 
 
+def _declared_shapes_session(declared, **attrs):
+    # y = a + b, one hand-made Elemwise_float64 node over inputs declared
+    # with the shapes `declared` (name -> shape) and the node's `attrs`.
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Elemwise_float64", ["a", "b"], ["y"], domain=kernels.DOMAIN,
+                            input_dtypes="float64 float64", program="Add float64 0 1", output_registers=[2], **attrs)
+    return _kernel_session(
+        [node],
+        [helper.make_tensor_value_info(n, TensorProto.DOUBLE, s) for n, s in declared.items()],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)],
+    )
+
+
+def test_inputs_of_recorded_shapes_are_read_without_asking(rng):
+    # input_shapes records (input, dtype, rank, dims) for graph inputs whose
+    # shapes are checked before the run (src/core/passes/record_input_shapes.h):
+    # a (3,) and b () here.
+    session = _declared_shapes_session({"a": [3], "b": []}, input_shapes=[0, 11, 1, 3, 1, 11, 0])
+    a, b = rng.normal(size=3), np.array(rng.normal())
+    np.testing.assert_array_equal(session.run(None, {"a": a, "b": b})[0], a + b)
+    # ONNX Runtime checks the vector's shape; the kernel never sees another.
+    with pytest.raises(Exception, match="invalid dimensions for input: a"):
+        session.run(None, {"a": rng.normal(size=4), "b": b})
+
+
+@pytest.mark.parametrize(
+    "records, message",
+    [
+        ([0, 11, 1, 4], "says input 0 is not what the model declares it is"),  # (a is (3,))
+        ([1, 11, 1, 3], "says input 1 is not what the model declares it is"),  # (b is ())
+        ([0, 1, 1, 3], "says input 0 is not what the model declares it is"),  # (a is float64)
+        ([2, 11, 0], "names input 2: each of the node's 2 inputs once"),
+        ([0, 11, 1, 3, 0, 11, 1, 3], "names input 0: each of the node's 2 inputs once"),
+        ([0, 11, 2, 3], "gives input 0 a rank of 2 it has no dims for"),
+        ([0, 11], "ends inside a record"),
+        ([0, 11, 1, -3], "gives input 0 a negative size"),
+    ],
+)
+def test_malformed_input_shapes_fail_the_session(records, message):
+    # A record that differs from the model's own declaration would have the
+    # kernel read past the end of a smaller array: refused.
+    with pytest.raises(Exception, match=f"input_shapes' {message}"):
+        _declared_shapes_session({"a": [3], "b": []}, input_shapes=records)
+
+
+def _packed_node_session(packed_outputs, node_outputs=("e", "p")):
+    # One hand-made Elemwise_float64 node over x (a vector): sum(exp(x)),
+    # exp(x), sum(exp(x)), with attribute packed_outputs
+    # (src/core/passes/pack_scalars.h).
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Elemwise_float64", ["x"], list(node_outputs), domain=kernels.DOMAIN, input_dtypes="float64",
+                            program="Exp float64 0", output_registers=[1, 1, 1], output_reductions=[1, 0, 1],
+                            packed_outputs=packed_outputs)
+    return _kernel_session(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None])],
+        [helper.make_tensor_value_info(name, TensorProto.DOUBLE, None) for name in node_outputs],
+    )
+
+
+def test_packed_scalars_are_the_elements_of_the_last_output(rng):
+    x = rng.normal(size=5)
+    e, packed = _packed_node_session([1, -1, 0]).run(None, {"x": x})
+    np.testing.assert_array_equal(e, np.exp(x))
+    assert packed.shape == (2,) and packed.dtype == np.float64
+    # (The kernel's sum of the same terms: the unpacked node's bits.)
+    (s, e2, s2) = _packed_node_session(None, ("s", "e", "s2")).run(None, {"x": x})
+    np.testing.assert_array_equal(packed, [s2, s])
+
+
+@pytest.mark.parametrize(
+    "packed_outputs, message",
+    [
+        ([0, -1], "has 2 entries for the stages' 3 outputs"),
+        ([-1, -1, -1], "must pack some outputs into the node's last"),
+        ([0, -1, 0], "must number the packed elements 0 to 1, each once"),
+        ([0, -1, 2], "must number the packed elements 0 to 1, each once"),
+    ],
+)
+def test_malformed_packed_outputs_fail_the_session(packed_outputs, message):
+    with pytest.raises(Exception, match=f"packed_outputs' {message}"):
+        _packed_node_session(packed_outputs)
+
+
+def test_a_packed_output_that_is_not_a_scalar_fails_the_run(rng):
+    # Element 0 is exp(x), a vector: never written as one element.
+    session = _packed_node_session([-1, 0, 1], ("s", "p"))
+    with pytest.raises(Exception, match=r"output 1 is packed as a scalar; the stage gives it shape \(5,\)"):
+        session.run(None, {"x": rng.normal(size=5)})
+
+
+def _packed_inputs_session(packed_inputs, declared=(3,)):
+    # y = p[2] + x * p[0] by one hand-made Elemwise_float64 node reading the
+    # vector p (declared `declared`) in two slots as scalars (attribute
+    # packed_inputs, src/core/passes/pack_scalars.h).
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Elemwise_float64", ["p", "x", "p"], ["y"], domain=kernels.DOMAIN,
+                            input_dtypes="float64 float64 float64", program="Mul float64 1 2;Add float64 0 3",
+                            output_registers=[4], packed_inputs=packed_inputs)
+    return _kernel_session(
+        [node],
+        [helper.make_tensor_value_info("p", TensorProto.DOUBLE, list(declared)),
+         helper.make_tensor_value_info("x", TensorProto.DOUBLE, [None])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)],
+    )
+
+
+def test_packed_scalars_are_read_from_their_vector(rng):
+    p, x = rng.normal(size=3), rng.normal(size=4)
+    (y,) = _packed_inputs_session([2, -1, 0]).run(None, {"p": p, "x": x})
+    np.testing.assert_array_equal(y, p[2] + x * p[0])
+    # ONNX Runtime checks the vector's length against the model's.
+    with pytest.raises(Exception, match="invalid dimensions for input: p"):
+        _packed_inputs_session([2, -1, 0]).run(None, {"p": p[:2], "x": x})
+
+
+@pytest.mark.parametrize(
+    "packed_inputs, declared, message",
+    [
+        ([2, -1], (3,), "has 2 entries for the node's 3 inputs"),
+        ([3, -1, 0], (3,), "reads element 3 of input 0, which the model does not declare a float64 vector of that"),
+        ([0, -1, 0], (None,), "reads element 0 of input 0, which the model does not declare"),
+        ([0, -1, 0], (3, 1), "reads element 0 of input 0, which the model does not declare"),
+    ],
+)
+def test_malformed_packed_inputs_fail_the_session(packed_inputs, declared, message):
+    with pytest.raises(Exception, match=f"packed_inputs' {message}"):
+        _packed_inputs_session(packed_inputs, declared)
+
+
 def _staged_node_session(**changes):
     # A hand-made Elemwise_float64 node of two stages (attribute `stages`,
     # src/kernels/elemwise.h) over x (a vector) and y (0-d):

@@ -331,6 +331,121 @@ def test_a_wrong_input_dtype_with_trust_input_fails_with_onnx_runtimes_message()
         native(np.array(["a", "b"]))
 
 
+def _input_shapes_records(fn):
+    (node,) = [n for n in fn.maker.linker.onnx_model.graph.node if n.op_type.startswith("Elemwise")]
+    return next((list(a.ints) for a in node.attribute if a.name == "input_shapes"), [])
+
+
+@needs_native
+def test_kernel_nodes_take_static_input_shapes_from_the_model(rng):
+    # The Elemwise kernel node reads the shapes of x (3,) and s () from the
+    # model (src/core/passes/record_input_shapes.h), not v's (symbolic).
+    # ONNX Runtime checks x's; the native session checks that s is a
+    # scalar, which ONNX Runtime does not: only there is s recorded.
+    x, s, v = pt.tensor("x", shape=(3,)), pt.scalar("s"), pt.vector("v")
+    outputs = [pt.exp(x * s).sum() + v.sum(), x * s]
+    native, binding = _both([x, s, v], outputs)
+    (node,) = native.maker.linker.onnx_model.graph.node
+    index = {name: k for k, name in enumerate(node.input)}
+    x_record = [index["x"], 11, 1, 3]
+    assert _input_shapes_records(native) == x_record + [index["s"], 11, 0]
+    assert _input_shapes_records(binding) == x_record
+    values = [rng.normal(size=3), np.array(rng.normal()), rng.normal(size=4)]
+    want = pytensor.function([x, s, v], outputs, mode="FAST_COMPILE")(*values)
+    for fn in (native, binding):
+        _assert_identical(fn(*values), want)
+    # With trust_input, a scalar of another rank fails the run, never read as one.
+    native.trust_input = True
+    for wrong in (np.ones(1), np.ones(0), np.ones((2, 2))):
+        with pytest.raises(RuntimeError, match="Invalid rank for input: s Got: [12] Expected: 0"):
+            native(values[0], wrong, values[2])
+    _assert_identical(native(*values), want)
+    # Exports hold no such records.
+    from pytensor_onnx import export_onnx
+
+    model = export_onnx([x, s, v], outputs)
+    assert not [a for n in model.graph.node for a in n.attribute if a.name == "input_shapes"]
+
+
+@needs_native
+def test_scalar_outputs_of_a_kernel_node_are_one_output_split_again(rng):
+    # Float64 scalars a kernel node gives only as outputs are one output
+    # (src/core/passes/pack_scalars.h): b and the switch's sum (one
+    # node, PyTensor's s * x.sum() and the sum), not a (also read by the
+    # Identity of its second output), c (read by the other node) or the
+    # vector. Each result is its own 0-d array, with the bits of the
+    # unpacked model (the session-options path).
+    x, s = pt.vector("x"), pt.scalar("s")
+    w = pytensor.shared(np.float64(1.5), "w")
+    y = pt.exp(x * s * w)
+    a, b, c = y.sum(), (x * s).sum(), (y * y).sum()
+    outputs = [a, y, b, a, c, pt.switch(c > 0, c, x).sum()]
+    native, binding = _both([x, s], outputs)
+    ((packed, elements),) = native.maker.linker.packed_outputs
+    names = native.maker.linker._output_names
+    assert sorted(elements) == sorted([names[2], names[5]])
+    assert packed in [o.name for o in native.maker.linker.onnx_model.graph.output]
+    assert binding.maker.linker.packed_outputs == ()
+    assert len(binding.maker.linker.onnx_model.graph.output) == len(outputs)
+    values = [rng.normal(size=4), np.array(rng.normal())]
+    for call in range(3):
+        if call == 2:
+            w.set_value(np.float64(-0.5))  # (baked: a new session, packed too)
+        got, want = native(*values), binding(*values)
+        _assert_identical(got, want)
+        assert all(isinstance(r, np.ndarray) for r in got)
+        assert got[0] is not got[3]
+    np.testing.assert_allclose(got[0], np.exp(values[0] * values[1] * -0.5).sum(), rtol=1e-15)
+    # The model in a session of one's own: the linker splits its outputs.
+    from pytensor_onnx import kernels
+
+    options = ort.SessionOptions()
+    kernels.register(options)
+    model = native.maker.linker.onnx_model
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = dict(zip([i.name for i in session.get_inputs()], values))
+    feed.update({i.name: np.asarray(w.get_value()) for i in session.get_inputs() if i.name not in feed})
+    names = [o.name for o in session.get_outputs()]
+    _assert_identical(native.maker.linker.function_outputs(dict(zip(names, session.run(None, feed)))), got)
+
+
+@needs_native
+def test_scalar_inputs_only_kernel_nodes_read_are_one_input_gathered(rng):
+    # a, b and c (float64 scalars only kernel nodes read) are one input the
+    # native session gathers (src/core/passes/pack_scalars.h); not h
+    # (float32), v (a vector) or w (a shared value the session bakes).
+    a, b, c, h, v = pt.scalar("a"), pt.scalar("b"), pt.scalar("c"), pt.scalar("h", dtype="float32"), pt.vector("v")
+    w = pytensor.shared(np.float64(0.25), "w")
+    outputs = [pt.exp(v * a + b).sum() * w, v * c + h]
+    native, binding = _both([a, b, c, h, v], outputs)
+    ((packed, elements),) = native.maker.linker.packed_inputs
+    assert sorted(elements) == ["a", "b", "c"]
+    assert sorted(i.name for i in native.maker.linker.onnx_model.graph.input) == sorted([packed, "h", "v", "w"])
+    assert binding.maker.linker.packed_inputs == ()
+    values = [np.array(rng.normal()) for _ in range(3)] + [np.array(0.5, dtype="float32"), rng.normal(size=5)]
+    for call in range(3):
+        if call == 2:
+            w.set_value(np.float64(2.0))  # (baked: a new session, packed too)
+        _assert_identical(native(*values), binding(*values))
+    # The model in a session of one's own: the linker gathers its feed.
+    from pytensor_onnx import kernels
+
+    options = ort.SessionOptions()
+    kernels.register(options)
+    linker = native.maker.linker
+    session = ort.InferenceSession(linker.onnx_model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = linker.model_feed({**dict(zip(["a", "b", "c", "h", "v"], values)), "w": np.asarray(w.get_value())})
+    names = [o.name for o in session.get_outputs()]
+    _assert_identical(linker.function_outputs(dict(zip(names, session.run(None, feed)))), native(*values))
+    # With trust_input, a packed scalar of another rank or dtype fails the run.
+    native.trust_input = True
+    with pytest.raises(RuntimeError, match="Invalid rank for input: b Got: 1 Expected: 0"):
+        native(values[0], np.ones(1), *values[2:])
+    with pytest.raises(RuntimeError, match="Unexpected input data type for input: c"):
+        native(*values[:2], np.array(1.0, dtype="float32"), *values[3:])
+    _assert_identical(native(*values), binding(*values))
+
+
 @needs_native
 def test_baked_shared_values_and_their_updates(rng):
     w = pytensor.shared(rng.normal(size=(4, 3)), name="w")

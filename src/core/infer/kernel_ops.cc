@@ -355,6 +355,63 @@ std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::v
   return records;
 }
 
+namespace {
+
+// An Elemwise node's outputs as its stages number them: with attribute
+// `packed_outputs` (passes/pack_scalars.h) the scalars that are
+// elements of its last output are `stand_ins` (sized here), the others its
+// outputs in order.
+std::vector<Value*> outputs_as_the_stages_number_them(Node& node, std::vector<Value>& stand_ins) {
+  const std::optional<std::vector<int64_t>> packed = node.attrs.get_ints("packed_outputs");
+  if (!packed) return node.outputs;
+  const auto elements = static_cast<size_t>(std::count_if(packed->begin(), packed->end(), [](int64_t e) { return e >= 0; }));
+  if (elements == 0 || node.outputs.size() != packed->size() - elements + 1) {
+    throw BuildError("attribute 'packed_outputs' must pack some outputs into the node's last, and it has " +
+                     std::to_string(node.outputs.size()) + " outputs for " + std::to_string(packed->size()));
+  }
+  stand_ins.resize(elements);
+  std::vector<bool> taken(elements, false);
+  std::vector<Value*> outputs;
+  size_t next = 0;
+  for (int64_t e : *packed) {
+    if (e >= static_cast<int64_t>(elements) || (e >= 0 && taken[static_cast<size_t>(e)])) {
+      throw BuildError("attribute 'packed_outputs' must number the packed elements 0 to " +
+                       std::to_string(elements - 1) + ", each once");
+    }
+    if (e >= 0) taken[static_cast<size_t>(e)] = true;
+    outputs.push_back(e < 0 ? node.outputs[next++] : &stand_ins[static_cast<size_t>(e)]);
+  }
+  return outputs;
+}
+
+// The shape of node input `k` as the stages read it: a scalar where it is an
+// element of a packed input (attribute `packed_inputs`,
+// passes/pack_scalars.h); null for an omitted input.
+const Shape* node_input_shape(const Node& node, size_t k) {
+  static const Shape scalar = shape_of_sizes({});
+  const Value* in = node.input(k);
+  if (!in) return nullptr;
+  const std::optional<std::vector<int64_t>> packed = node.attrs.get_ints("packed_inputs");
+  if (packed && packed->size() != node.inputs.size()) {
+    throw BuildError("attribute 'packed_inputs' needs one entry per input of the node");
+  }
+  return packed && (*packed)[k] >= 0 ? &scalar : &in->shape;
+}
+
+// The packed output of float64 scalars `stand_ins` (none: the node packs nothing).
+void pack_stand_ins(Node& node, const std::vector<Value>& stand_ins) {
+  if (stand_ins.empty()) return;
+  for (const Value& element : stand_ins) {
+    if (element.dtype != DType::Float64 || (element.shape && !element.shape->empty())) {
+      throw BuildError("attribute 'packed_outputs' packs an output that is not a float64 scalar");
+    }
+  }
+  node.outputs.back()->dtype = DType::Float64;
+  node.outputs.back()->shape = shape_of_sizes({static_cast<int64_t>(stand_ins.size())});
+}
+
+}  // namespace
+
 bool infer_kernel_node(Node& node) {
   if (node.domain != kKernelDomain) return false;
   // Every kernel op is "<kernel>_<output dtype>".
@@ -377,15 +434,19 @@ bool infer_kernel_node(Node& node) {
     node.outputs.at(0)->shape = matmul_kernel_shape(node);
     return true;
   }
-  // The element-wise kernels (Elemwise, ScalarLoop), stage by stage.
+  // The element-wise kernels (Elemwise, ScalarLoop), stage by stage, into
+  // the outputs as the stages number them (stand-ins for packed scalars).
+  std::vector<Value> stand_ins;
+  const std::vector<Value*> outputs = outputs_as_the_stages_number_them(node, stand_ins);
   if (!has_stages(node)) {
     std::vector<const Shape*> inputs;
-    for (Value* input : node.inputs) inputs.push_back(input ? &input->shape : nullptr);
-    const std::vector<Shape> shapes = elementwise_stage_shapes(node, 0, inputs, node.outputs.size());
-    for (size_t j = 0; j < node.outputs.size(); ++j) {
-      node.outputs[j]->dtype = dtype;
-      node.outputs[j]->shape = shapes[j];
+    for (size_t k = 0; k < node.inputs.size(); ++k) inputs.push_back(node_input_shape(node, k));
+    const std::vector<Shape> shapes = elementwise_stage_shapes(node, 0, inputs, outputs.size());
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      outputs[j]->dtype = dtype;
+      outputs[j]->shape = shapes[j];
     }
+    pack_stand_ins(node, stand_ins);
     return true;
   }
   const int64_t stages = node.attrs.get_int("stages", 1);
@@ -409,21 +470,21 @@ bool infer_kernel_node(Node& node) {
         throw BuildError("attribute 'stage_inputs' names input " + std::to_string(source) +
                          ": not a node input, nor an earlier stage's output");
       }
-      inputs.push_back(source >= 0 ? (node.inputs[static_cast<size_t>(source)] ? &node.inputs[static_cast<size_t>(source)]->shape : nullptr)
-                                   : &values[g]);
+      inputs.push_back(source >= 0 ? node_input_shape(node, static_cast<size_t>(source)) : &values[g]);
     }
     for (Shape& shape : elementwise_stage_shapes(node, s, inputs, n_out)) values.push_back(std::move(shape));
     for (size_t j = values.size() - n_out; j < values.size(); ++j) {
       const int64_t destination = destinations[next_destination++];
-      if (destination < -1 || destination >= static_cast<int64_t>(node.outputs.size())) {
+      if (destination < -1 || destination >= static_cast<int64_t>(outputs.size())) {
         throw BuildError("attribute 'stage_outputs' names output " + std::to_string(destination) + " of " +
-                         std::to_string(node.outputs.size()));
+                         std::to_string(outputs.size()));
       }
       if (destination < 0) continue;
-      node.outputs[static_cast<size_t>(destination)]->dtype = dtype;
-      node.outputs[static_cast<size_t>(destination)]->shape = values[j];
+      outputs[static_cast<size_t>(destination)]->dtype = dtype;
+      outputs[static_cast<size_t>(destination)]->shape = values[j];
     }
   }
+  pack_stand_ins(node, stand_ins);
   return true;
 }
 
