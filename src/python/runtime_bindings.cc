@@ -179,6 +179,7 @@ struct NativeSession {
   // arrays are the session's inputs. `packed_names`: their names.
   std::vector<size_t> packed_inputs;
   std::vector<std::string> packed_names;
+  std::vector<char> is_packed;  // (by array: one of packed_inputs)
 
   nb::list run(nb::handle inputs) {
     if (!PyList_Check(inputs.ptr()) && !PyTuple_Check(inputs.ptr())) {
@@ -257,8 +258,6 @@ struct NativeSession {
   void describe_packed(const std::vector<nb::object>& arrays, std::vector<int64_t>& dims,
                        std::vector<pytensor_onnx::runtime::InputArray>& described) const {
     thread_local std::vector<double> gathered;
-    thread_local std::vector<bool> packed;
-    packed.assign(arrays.size(), false);
     gathered.resize(packed_inputs.size());
     for (size_t e = 0; e < packed_inputs.size(); ++e) {
       const size_t i = packed_inputs[e];
@@ -274,10 +273,9 @@ struct NativeSession {
                                  ", expected: (tensor(double))");
       }
       std::memcpy(&gathered[e], PyArray_DATA(array), sizeof(double));
-      packed[i] = true;
     }
     for (size_t i = 0; i < arrays.size(); ++i) {
-      if (!packed[i]) described.push_back(input_array(arrays[i], dims));
+      if (i >= is_packed.size() || !is_packed[i]) described.push_back(input_array(arrays[i], dims));
     }
     dims.push_back(static_cast<int64_t>(gathered.size()));
     described.push_back({gathered.data(), gathered.size() * sizeof(double), &dims.back(), 1,
@@ -337,6 +335,10 @@ void bind_runtime(nb::module_& m) {
             if (packed_names.size() != packed_inputs.size()) throw std::invalid_argument("one name per packed input");
             new (self) NativeSession();
             self->result_outputs = std::move(results);
+            for (size_t i : packed_inputs) {
+              if (i >= self->is_packed.size()) self->is_packed.resize(i + 1, 0);
+              self->is_packed[i] = 1;
+            }
             self->packed_inputs = std::move(packed_inputs);
             self->packed_names = std::move(packed_names);
             for (size_t i = 0; i < initializer_names.size(); ++i) {

@@ -122,7 +122,7 @@ void Session::find_scalar_inputs() {
   check(a.GetAllocatorWithDefaultOptions(&allocator));
   size_t count = 0;
   check(a.SessionGetInputCount(session_.get(), &count));
-  scalar_inputs_.assign(input_names_.size(), false);
+  scalar_inputs_.assign(input_names_.size(), 0);
   for (size_t m = 0; m < count; ++m) {
     char* name = nullptr;
     check(a.SessionGetInputName(session_.get(), m, allocator, &name));
@@ -139,7 +139,7 @@ void Session::find_scalar_inputs() {
     const bool scalar = status == nullptr && tensor != nullptr && rank == 0;
     a.ReleaseTypeInfo(type);
     check(status);
-    scalar_inputs_[static_cast<size_t>(fed - input_names_.begin())] = scalar;
+    scalar_inputs_[static_cast<size_t>(fed - input_names_.begin())] = scalar ? 1 : 0;
   }
 }
 

@@ -102,7 +102,7 @@ class Session {
   // Per input (of input_names): whether the model declares it a scalar.
   // ONNX Runtime takes any shape for a rank-0 input; a run checks it here,
   // so the kernels may take the declared shape (passes/record_input_shapes.h).
-  std::vector<bool> scalar_inputs_;
+  std::vector<char> scalar_inputs_;
   std::unique_ptr<OrtSessionOptions, OptionsDeleter> options_;
   std::unique_ptr<OrtSession, SessionDeleter> session_;
   std::unique_ptr<OrtRunOptions, RunOptionsDeleter> run_options_;
