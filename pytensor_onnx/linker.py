@@ -60,9 +60,9 @@ def uses_native_sessions(session_options=None, providers=None) -> bool:
 def get_session(model_bytes: bytes, session_options=None, providers=None, names=None):
     """A session for ``model_bytes``; identical models share one. With
     ``names`` (its input and output names, in the order a run feeds and
-    fetches them, and the outputs it packs: ``NativeSession``'s ``packed``)
-    and the defaults, a native session (``uses_native_sessions``), else an
-    InferenceSession."""
+    fetches them, then optionally the outputs and inputs it packs:
+    ``NativeSession``'s ``packed`` and ``packed_inputs``) and the defaults, a
+    native session (``uses_native_sessions``), else an InferenceSession."""
     import onnxruntime as ort
 
     native = names is not None and uses_native_sessions(session_options, providers)
@@ -106,7 +106,8 @@ def get_session(model_bytes: bytes, session_options=None, providers=None, names=
 
 def _packed_without_native_sessions() -> RuntimeError:
     return RuntimeError(
-        "pytensor_onnx: this function's model packs scalar outputs for a native session, and native sessions are "
+        "pytensor_onnx: this function's model packs scalar inputs or outputs for a native session, and native "
+        "sessions are "
         f"now off ({native_unavailable_reason()}); compile the function again"
     )
 
@@ -234,9 +235,9 @@ class ONNXLinker(JITLinker):
             # Scalar results as one output, which the native session splits
             # again, and scalar inputs (not the shared values it bakes) as
             # one input, which it gathers (pack_scalars.h).
-            self.packed_outputs = tuple((name, tuple(elements)) for name, elements in builder.pack_scalar_outputs_of_kernels())
             baked = [converted.input_names[i] for i in bakeable_inputs(fgraph)]
-            self.packed_inputs = tuple((name, tuple(elements)) for name, elements in builder.pack_scalar_inputs_of_kernels(baked))
+            self.packed_outputs = tuple((name, tuple(names)) for name, names in builder.pack_scalar_outputs_of_kernels())
+            self.packed_inputs = tuple((name, tuple(names)) for name, names in builder.pack_scalar_inputs_of_kernels(baked))
         if self.kernels:
             # Kernel nodes take the static shapes of the inputs they read
             # from the model; a native session checks the scalar inputs'
