@@ -32,11 +32,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the model suite
 
 
-def do_nothing_session(linker, results):
+def do_nothing_session(linker, fed_names, results):
     """A native session of the signature of the native session of `linker`'s
-    model (its graph inputs and outputs, scalars packed as the function's
-    are) whose nodes do nothing: each output an ``Identity`` of a constant,
-    the value it had in a run (`results`, the function's outputs)."""
+    model (the graph inputs it feeds, `fed_names`, and its outputs, scalars
+    packed as the function's are) whose nodes do nothing: each output an
+    ``Identity`` of a constant, the value it had in a run (`results`, the
+    function's outputs)."""
     import numpy as np
     from onnx import helper, numpy_helper
 
@@ -49,9 +50,11 @@ def do_nothing_session(linker, results):
     outputs = list(model.graph.output)
     constants = [numpy_helper.from_array(np.asarray(by_name[o.name]), f"value_{j}") for j, o in enumerate(outputs)]
     nodes = [helper.make_node("Identity", [f"value_{j}"], [o.name]) for j, o in enumerate(outputs)]
-    graph = helper.make_graph(nodes, "do_nothing", list(model.graph.input), outputs, initializer=constants)
+    fed = set(fed_names) | {name for name, _ in linker.packed_inputs}
+    inputs = [i for i in model.graph.input if i.name in fed]
+    graph = helper.make_graph(nodes, "do_nothing", inputs, outputs, initializer=constants)
     nothing = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
-    return NativeSession(nothing.SerializeToString(), linker._input_names, linker._output_names,
+    return NativeSession(nothing.SerializeToString(), fed_names, linker._output_names,
                          packed=linker.packed_outputs, packed_inputs=linker.packed_inputs)
 
 
@@ -86,7 +89,7 @@ def measure(name: str) -> dict:
         raise SystemExit(f"{name}: {len(fed)} inputs fed for {len(runner.out_cells)} outputs; not a log-density and its gradients")
     out_cells = tuple([None] for _ in runner.out_cells)
     run = per_call_seconds(functools.partial(session.run_cells, fed, out_cells))
-    nothing = do_nothing_session(fn.maker.linker, fn(*values))
+    nothing = do_nothing_session(fn.maker.linker, session.input_names, fn(*values))
     do_nothing = per_call_seconds(functools.partial(nothing.run_cells, fed, out_cells))
     peers = {label: t for label, t in times.items() if label != "ONNX"}
     fastest = min(peers, key=peers.get)
