@@ -443,8 +443,15 @@ EXPENSIVE_REWRITES = (
 #: PyTensor's C Reshape reads 0). And the folding of an Add's or Mul's
 #: constant inputs in their own dtype, not the node's (float32 0.1 + 0.2 in a
 #: float64 sum, int8 100 * 100 = 16): rewriting.local_onnx_fold_constant_operands
-#: takes its place. Same names in PyTensor 2.38 and 3.3.
-UNSUITABLE_REWRITES = ("local_batched_matmul_to_core_matmul_with_reshape", "constant_fold_branches_of_add_mul")
+#: takes its place. And 0 / x -> 0, which is NaN where x is 0 (the mean of
+#: an empty constant, whose sum the early constant folding below makes a
+#: literal 0 before canonicalize runs; PyTensor's py linker gives NaN).
+#: Same names in PyTensor 2.38 and 3.3.
+UNSUITABLE_REWRITES = (
+    "local_batched_matmul_to_core_matmul_with_reshape",
+    "constant_fold_branches_of_add_mul",
+    "local_zero_div",
+)
 
 #: Rewrites the ONNX mode (and export) runs: PyTensor's fast_run set, minus
 #: EXPENSIVE_REWRITES and the ones that introduce C-only, BLAS-only, in-place
