@@ -30,6 +30,9 @@ bool infer_kernel_node(Node& node);
 // input k >= 0, or -(g + 1) for output g of the stages, numbered across them)
 // and `stage_outputs` (per program output: the node output it is, or -1).
 bool has_stages(const Node& node);
+// Whether `node` is an Elemwise node of the kernel library (any dtype, one
+// stage or several).
+bool is_elemwise_kernel(const Node& node);
 std::string stage_attribute(const std::string& name, size_t stage);
 // The attributes every stage has (some optional): the one-program node's.
 const std::vector<std::string>& stage_attribute_names();

@@ -283,6 +283,10 @@ std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, cons
 
 bool has_stages(const Node& node) { return node.attrs.has("stages"); }
 
+bool is_elemwise_kernel(const Node& node) {
+  return node.domain == kKernelDomain && node.op_type.rfind("Elemwise_", 0) == 0;
+}
+
 std::string stage_attribute(const std::string& name, size_t stage) {
   return stage == 0 ? name : name + "_s" + std::to_string(stage);
 }

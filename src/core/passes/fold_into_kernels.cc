@@ -204,7 +204,7 @@ void set_input_axes(Node& node, const std::vector<std::optional<std::vector<int6
 bool fold_axis_views_into_kernels(Graph& graph) {
   bool changed = false;
   for (Node* node : graph.nodes()) {
-    if (!is_elementwise_kernel(*node) || node->op_type.rfind("Elemwise_", 0) != 0) continue;
+    if (!is_elemwise_kernel(*node) || has_stages(*node)) continue;  // (one-stage Elemwise nodes)
     const std::optional<size_t> rank = output_rank(*node);
     if (!rank) continue;
     std::vector<std::optional<std::vector<int64_t>>> views(node->inputs.size());
@@ -241,7 +241,7 @@ bool fold_axis_views_into_merged_kernels(Graph& graph) {
   };
   bool changed = false;
   for (Node* node : graph.nodes()) {
-    if (node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0 || !has_stages(*node)) continue;
+    if (!is_elemwise_kernel(*node) || !has_stages(*node)) continue;
     const auto count = static_cast<size_t>(node->attrs.get_int("stages", 1));
     const std::vector<int64_t> sources = node->attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
     // Per stage, the view of each program input (as recorded).
@@ -300,7 +300,7 @@ bool fold_axis_views_into_merged_kernels(Graph& graph) {
 bool fold_shape_reads_into_kernels(Graph& graph) {
   bool changed = false;
   for (Node* node : graph.nodes()) {
-    if (!is_elementwise_kernel(*node) || node->op_type.rfind("Elemwise_", 0) != 0) continue;
+    if (!is_elemwise_kernel(*node) || has_stages(*node)) continue;  // (one-stage Elemwise nodes)
     std::vector<int64_t> pairs = node->attrs.get_ints("dim_inputs").value_or(std::vector<int64_t>{});
     const size_t before = pairs.size();
     std::vector<std::optional<std::vector<int64_t>>> views(node->inputs.size());

@@ -23,10 +23,6 @@ struct Stage {
   std::vector<int64_t> destinations;  // per program output: node output j, or -1
 };
 
-bool is_elemwise_kernel(const Node& node) {
-  return node.domain == kKernelDomain && node.op_type.rfind("Elemwise_", 0) == 0;
-}
-
 // A reduction as a stage (attributes reduce, axes, keepdims, input_dtypes)
 // of the node: ONNX's ReduceSum of float64 over constant axes of an input of
 // known rank, or the kernel library's Reduce (max, min); nullopt for others.

@@ -12,10 +12,7 @@ std::vector<PackedScalars> pack_scalar_outputs_of_kernels(Graph& graph) {
   const std::unordered_set<std::string> subgraph_reads = graph.names_read_by_own_subgraphs();
   std::vector<Value*>& graph_outputs = graph.mutable_outputs();
   for (Node* node : graph.nodes()) {
-    if (node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0 ||
-        node->attrs.get_ints("packed_outputs")) {
-      continue;
-    }
+    if (!is_elemwise_kernel(*node) || node->attrs.get_ints("packed_outputs")) continue;
     std::vector<Value*> scalars;
     for (Value* out : node->outputs) {
       const bool scalar = out->dtype == DType::Float64 && out->shape && out->shape->empty();
@@ -57,8 +54,7 @@ std::vector<PackedScalars> pack_scalar_inputs_of_kernels(Graph& graph, const std
   auto read_by_kernels_only = [&](const Value* in) {
     if (in->users.empty() || graph.is_output(in) || subgraph_reads.count(in->name)) return false;
     return std::all_of(in->users.begin(), in->users.end(), [](const Node* user) {
-      return user->domain == kKernelDomain && user->op_type.rfind("Elemwise_", 0) == 0 &&
-             !user->attrs.get_ints("packed_inputs");
+      return is_elemwise_kernel(*user) && !user->attrs.get_ints("packed_inputs");
     });
   };
   std::vector<Value*> scalars;

@@ -7,7 +7,7 @@ namespace pytensor_onnx {
 bool record_input_shapes_in_kernels(Graph& graph, bool scalar_ranks_checked) {
   bool changed = false;
   for (Node* node : graph.nodes()) {
-    if (node->domain != kKernelDomain || node->op_type.rfind("Elemwise_", 0) != 0) continue;
+    if (!is_elemwise_kernel(*node)) continue;
     std::vector<int64_t> records;
     const std::vector<int64_t> packed = node->attrs.get_ints("packed_inputs").value_or(std::vector<int64_t>{});
     for (size_t k = 0; k < node->inputs.size(); ++k) {
