@@ -15,6 +15,7 @@ void for_each_routine(Routines<T>& r, Visit&& visit) {
   visit("gemm", r.gemm);
   visit("gemv", r.gemv);
   visit("dot", r.dot);
+  visit("trsm", r.trsm);
 }
 
 // The visitor of both precisions' tables, for routine_table.h.

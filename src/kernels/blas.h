@@ -19,6 +19,8 @@ struct Routines {
   void (*gemv)(const char* trans, const int* m, const int* n, const T* alpha, const T* a, const int* lda, const T* x,
                const int* incx, const T* beta, T* y, const int* incy) = nullptr;
   T (*dot)(const int* n, const T* x, const int* incx, const T* y, const int* incy) = nullptr;
+  void (*trsm)(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+               const T* alpha, const T* a, const int* lda, T* b, const int* ldb) = nullptr;
 };
 
 // The routines of one precision (float: BLAS's s*, double: d*).

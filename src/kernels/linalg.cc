@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "blas.h"
 #include "lapack.h"
 
 namespace pytensor_onnx::kernels::linalg {
@@ -54,16 +55,17 @@ const lapack::Routines<T>& lapack_of() {
 
 // A routine pointer, or the error that says which one is missing.
 template <class T, class F>
-F need(F fn, const char* base) {
+F need(F fn, const std::string& library, const char* base) {
   if (fn == nullptr) {
-    throw std::runtime_error(std::string("LAPACK routine ") + (sizeof(T) == 4 ? "s" : "d") + base +
-                             " is not set: the kernel library's LAPACK comes from SciPy, set by pytensor_onnx "
-                             "(pytensor_onnx.kernels) before mode ONNX runs");
+    throw std::runtime_error(library + " routine " + (sizeof(T) == 4 ? "s" : "d") + base +
+                             " is not set: the kernel library's " + library +
+                             " comes from SciPy, set by pytensor_onnx (pytensor_onnx.kernels) before mode ONNX runs");
   }
   return fn;
 }
 
-#define PYTENSOR_ONNX_LAPACK(T, routine) need<T>(lapack_of<T>().routine, #routine)
+#define PYTENSOR_ONNX_LAPACK(T, routine) need<T>(lapack_of<T>().routine, "LAPACK", #routine)
+#define PYTENSOR_ONNX_BLAS(T, routine) need<T>(blas::routines<T>().routine, "BLAS", #routine)
 
 template <class T>
 void fill_nan(T* x, size_t count) {
@@ -173,12 +175,33 @@ void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bo
   transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
   // Row-major `a` read as a column-major matrix is a^T: its other triangle,
   // and the transposed system (as PyTensor's own perform solves it).
-  int info = 0;
-  PYTENSOR_ONNX_LAPACK(T, trtrs)(uplo_of(!lower), trans ? "N" : "T", unit_diagonal ? "U" : "N", &n, &k, a, &n,
-                                 ws.values.data(), &n, &info);
-  if (info != 0) {
-    fill_nan(x, static_cast<size_t>(n) * k);
-    return;
+  const char* uplo = uplo_of(!lower);
+  const char* op = trans ? "N" : "T";
+  const char* diag = unit_diagonal ? "U" : "N";
+  if (k == 1) {
+    // One right-hand side: trtrs, as SciPy calls it (OpenBLAS solves it with
+    // trsv, whose sums differ in the last bit from trsm's).
+    int info = 0;
+    PYTENSOR_ONNX_LAPACK(T, trtrs)(uplo, op, diag, &n, &k, a, &n, ws.values.data(), &n, &info);
+    if (info != 0) {
+      fill_nan(x, static_cast<size_t>(n) * k);
+      return;
+    }
+  } else {
+    // Several: trtrs's own check (a zero on the diagonal is singular), then
+    // its solve, trsm, called directly. OpenBLAS's trtrs hands even a 20 x 20
+    // system to its thread pool: ~1 us a call more than trsm (bench/results.md,
+    // "seventeenth step"); the results are the same bits.
+    if (!unit_diagonal) {
+      for (int i = 0; i < n; ++i) {
+        if (a[static_cast<size_t>(i) * (n + 1)] == T(0)) {
+          fill_nan(x, static_cast<size_t>(n) * k);
+          return;
+        }
+      }
+    }
+    const T one = 1;
+    PYTENSOR_ONNX_BLAS(T, trsm)("L", uplo, op, diag, &n, &k, &one, a, &n, ws.values.data(), &n);
   }
   transpose_into(ws.values.data(), x, k, n);
 }
@@ -463,6 +486,7 @@ void svd(const T* a, T* u, T* s, T* vt, int m, int n, bool vectors, bool full_ma
 }
 
 #undef PYTENSOR_ONNX_LAPACK
+#undef PYTENSOR_ONNX_BLAS
 
 #define PYTENSOR_ONNX_INSTANTIATE(T)                                                                            \
   template void cholesky<T>(const T*, T*, int, bool, Workspace<T>&);                                            \

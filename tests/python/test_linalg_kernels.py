@@ -155,6 +155,31 @@ def test_a_solve_reads_a_right_hand_side_negated_or_transposed(kernels_on, rng):
             np.testing.assert_array_equal(both[k], scipy.linalg.solve_triangular(chol[k], -values[2][k].T, lower=True, trans=1))
 
 
+@pytest.mark.parametrize("lower, trans, unit_diagonal", [(True, 0, False), (False, 1, False), (True, 1, True)])
+def test_triangular_solves_are_scipys_bits_at_every_size(lower, trans, unit_diagonal, rng):
+    # One right-hand side goes to LAPACK's trtrs, as SciPy's does; several to
+    # BLAS's trsm after trtrs's own singularity check (src/kernels/linalg.cc).
+    # Sizes below and above OpenBLAS's threading thresholds (8 rows and
+    # columns), and a zero on the diagonal: PyTensor's NaN.
+    import scipy.linalg
+
+    a, b = pt.matrix("a"), pt.matrix("b")
+    fn = pytensor.function([a, b], pt.linalg.solve_triangular(a, b, lower=lower, trans=trans,
+                                                              unit_diagonal=unit_diagonal), mode="ONNX")
+    assert kernel_types(fn) == ["SolveTriangular_float64"]
+    for n in (1, 7, 20, 100):
+        for k in (1, 2, 7, 8, 20, 130):
+            matrix, rhs = rng.normal(size=(n, n)) + n * np.eye(n), rng.normal(size=(n, k))
+            want = scipy.linalg.solve_triangular(matrix, rhs, lower=lower, trans=trans, unit_diagonal=unit_diagonal)
+            np.testing.assert_array_equal(fn(matrix, rhs), want, err_msg=f"n={n}, k={k}")
+    singular = np.eye(5)
+    singular[2, 2] = 0.0
+    for k in (1, 3):
+        solve = pytensor.function([a, b], pt.linalg.solve_triangular(a, b, lower=lower, trans=trans), mode="ONNX")
+        got = solve(singular, np.ones((5, k)))
+        assert np.isnan(got).all(), got
+
+
 @pytest.mark.parametrize(
     "op, attrs, message",
     [
