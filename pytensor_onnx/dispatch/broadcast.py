@@ -23,17 +23,21 @@ fetch every output, does so for the first output only
 (``fgraph_to_onnx(check_each_output=False)``).
 
 Only the outer graph is checked, and only the nodes every run computes:
-element-wise nodes inside Scan, OpFromGraph or IfElse branches broadcast as
-ONNX does.
+element-wise nodes inside Scan, OpFromGraph or IfElse branches (the work only
+one branch needs, which the IfElse rule moves into it) broadcast as ONNX
+does.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
 from pytensor_onnx import _core
 from pytensor_onnx.compat import IfElse
+from pytensor_onnx.dispatch.ifelse import branch_nodes
 from pytensor_onnx.dispatch.raise_op import check_node_name
 from pytensor_onnx.dispatch.utils import int64_const
 
@@ -100,17 +104,27 @@ def equal_dim_classes(nodes) -> list[list[tuple]]:
 
 
 def eager_nodes(nodes, outputs) -> list:
-    """The ``nodes`` every run computes: the ancestors of ``outputs``, not
-    through the branch inputs of an IfElse (its branches run lazily, so their
-    dims meet only when taken, and their values are not computed otherwise)."""
+    """The ``nodes`` every run computes: the ancestors of ``outputs`` but the
+    work that only one branch of an IfElse needs, which the IfElse rule moves
+    into that branch (``dispatch/ifelse.py``, ``branch_nodes``): it runs
+    lazily, as in PyTensor, so its dims meet only when that branch is taken.
+    Work both branches need (``ifelse(c, x + y, -(x + y))``'s ``x + y``) runs
+    whichever is taken, in PyTensor too, and is checked."""
+    scope = SimpleNamespace(nodes=list(nodes), outputs=list(outputs))
+    lazy: set = set()
+    for node in scope.nodes:
+        if isinstance(node.op, IfElse):
+            n = node.op.n_outs
+            for slots in (range(1, 1 + n), range(1 + n, 1 + 2 * n)):
+                lazy.update(branch_nodes(scope, node, set(slots)))
     needed: set = set()
     stack = list(outputs)
     while stack:
         node = stack.pop().owner
-        if node is None or node in needed:
+        if node is None or node in needed or node in lazy:
             continue
         needed.add(node)
-        stack.extend(node.inputs[:1] if isinstance(node.op, IfElse) else node.inputs)
+        stack.extend(node.inputs)
     return [node for node in nodes if node in needed]
 
 

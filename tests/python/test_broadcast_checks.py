@@ -157,6 +157,37 @@ def test_a_branch_not_taken_is_not_checked(mode):
     np.testing.assert_array_equal(fn(np.float64(1), np.arange(3.0), np.ones(3)), np.arange(3.0) + 1)
 
 
+def test_work_both_branches_need_is_checked():
+    # x + y feeds both branches (one through -(x + y)): every run computes it,
+    # in PyTensor too, so its sizes must meet whichever branch is taken. In
+    # mode ONNX, an export of the graph, and an export of the compiled FAST_RUN
+    # function, whose graph holds the ifelse PyTensor's rewrites leave
+    # (FUZZ_SEED=3151764732: its empty operands broadcast silently).
+    from pytensor_onnx import export_function_onnx
+    from pytensor_onnx.compat import ifelse
+
+    c, x, y = pt.scalar("c", dtype="int8"), pt.tensor3("x"), pt.tensor3("y")
+    both = x + y
+    output = ifelse(c, both, -both)
+    refused = [np.zeros((2, 0, 2)), np.zeros((1, 0, 1))]
+    accepted = [np.arange(4.0).reshape(2, 1, 2), np.ones((2, 1, 2))]
+    reference = pytensor.function([c, x, y], output, mode="FAST_RUN")
+    with pytest.raises(ValueError):
+        reference(np.array(0, dtype="int8"), *refused)
+    runs = {label: pytensor.function([c, x, y], output, mode=mode) for label, mode in MODES.items()}
+    for model in (export_onnx([c, x, y], output), export_function_onnx(reference)):
+        check_model(model)
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        runs[f"export {len(runs)}"] = lambda *values, session=session, names=names: session.run(
+            None, dict(zip(names, values)))[0]
+    for label, run in runs.items():
+        for taken in (np.array(0, dtype="int8"), np.array(1, dtype="int8")):
+            np.testing.assert_array_equal(run(taken, *accepted), reference(taken, *accepted), err_msg=label)
+            with pytest.raises(Exception, match=MISMATCH):
+                run(taken, *refused)
+
+
 def test_exports_check_each_output_mode_onnx_one():
     # An exported model's user may fetch any output; the linker's thunk
     # fetches them all, so one output reading the check fails the run.
