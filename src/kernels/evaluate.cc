@@ -47,7 +47,11 @@ struct InputView {
 
 struct Call {
   const Program* program;
+  // The program's inputs: the first num_inputs of `inputs`, which only grows
+  // (programs of other sizes share this thread's Call, and a shrink freed
+  // the views' strides, allocated again on the next run).
   std::vector<InputView> inputs;
+  size_t num_inputs = 0;
   std::vector<int64_t> out_shape;
   size_t size;
   std::vector<char*> outputs;
@@ -260,10 +264,10 @@ void run_compiled_block(const Call& call, size_t start, size_t n, SlotData& slot
   std::vector<const void*>& inputs = scratch.inputs;
   std::vector<void*>& outputs = scratch.outputs;
   std::vector<uint64_t>& reduced = scratch.reduced;
-  inputs.resize(call.inputs.size());
+  inputs.resize(call.num_inputs);
   outputs.resize(p.outputs.size());
   if (reduced.size() < call.num_reduced * kReducedStride) reduced.resize(call.num_reduced * kReducedStride);
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
+  for (size_t i = 0; i < call.num_inputs; ++i) {
     const InputView& in = call.inputs[i];
     if (scalar[i]) {
       inputs[i] = &call.scalar_value[i];
@@ -313,7 +317,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block, BlockSc
     const bool leaf_blocks = !call.block_start.empty();
     const size_t start = leaf_blocks ? call.block_start[b] : b * kBlock;
     const size_t n = leaf_blocks ? call.block_start[b + 1] - start : std::min(kBlock, call.size - start);
-    for (size_t i = 0; i < call.inputs.size() && call.compiled == nullptr; ++i) {
+    for (size_t i = 0; i < call.num_inputs && call.compiled == nullptr; ++i) {
       const InputView& in = call.inputs[i];
       if (in.kind == InputView::Full) {
         operands[i] = {in.data + start * in.itemsize, false};
@@ -579,7 +583,8 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
   std::vector<bool>& scalar_inputs = call.scalar_inputs;
   scalar_inputs.assign(inputs.size(), false);
   call.scalar_value.resize(p.registers.size());
-  call.inputs.resize(inputs.size());
+  if (call.inputs.size() < inputs.size()) call.inputs.resize(inputs.size());
+  call.num_inputs = inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::vector<int64_t>& shape = inputs[i].shape;
     InputView& view = call.inputs[i];
