@@ -8,9 +8,39 @@
 #include <vector>
 
 #include "status.h"
+#include "thread_instance.h"
 
 namespace pytensor_onnx::kernels {
 namespace {
+
+// A workspace kept past this many elements is let go when its run ends.
+constexpr size_t kKeptWorkspace = size_t{1} << 20;
+
+template <class V>
+void let_go_if_large(V& values) {
+  if (values.capacity() > kKeptWorkspace) V().swap(values);
+}
+
+// This thread's LAPACK workspace, kept from run to run: a Gaussian process's
+// 20 x 20 solves allocated their copies of b and their pivots on every call.
+// (Every routine sizes and writes what it reads: linalg.cc.)
+template <class T>
+class ThreadWorkspace {
+ public:
+  ThreadWorkspace() : ws_(thread_instance<linalg::Workspace<T>>()) {}
+  ~ThreadWorkspace() {
+    let_go_if_large(ws_.values);
+    let_go_if_large(ws_.more);
+    let_go_if_large(ws_.extra);
+    let_go_if_large(ws_.ints);
+  }
+  ThreadWorkspace(const ThreadWorkspace&) = delete;
+  ThreadWorkspace& operator=(const ThreadWorkspace&) = delete;
+  linalg::Workspace<T>& get() { return ws_; }
+
+ private:
+  linalg::Workspace<T>& ws_;
+};
 
 struct Arity {
   size_t inputs, outputs;
@@ -199,7 +229,8 @@ void LinalgKernel::solve_stack(Ort::KernelContext& ctx) {
   const T* b_data = right_hand_side(b.GetTensorData<T>(), static_cast<size_t>(count(b_shape)), given_rows,
                                     given_columns, transpose_b_, negate_b_, b_read);
   const size_t a_size = static_cast<size_t>(n) * n, b_size = static_cast<size_t>(n) * k;
-  linalg::Workspace<T> ws;
+  ThreadWorkspace<T> kept;
+  linalg::Workspace<T>& ws = kept.get();
   for (size_t i = 0; i < plan.a_items.size(); ++i) {
     const T* ai = a_data + static_cast<size_t>(plan.a_items[i]) * a_size;
     const T* bi = b_data + static_cast<size_t>(plan.b_items[i]) * b_size;
@@ -229,7 +260,8 @@ void LinalgKernel::rectangular(Ort::KernelContext& ctx) {
   const size_t items = static_cast<size_t>(count(batch));
   const size_t size = static_cast<size_t>(m) * n;
   const T* a_data = a.GetTensorData<T>();
-  linalg::Workspace<T> ws;
+  ThreadWorkspace<T> kept;
+  linalg::Workspace<T>& ws = kept.get();
   if (kind_ == LinalgKind::QR) {
     T* packed = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
     T* tau = ctx.GetOutput(1, concat(batch, {k})).GetTensorMutableData<T>();
@@ -268,7 +300,8 @@ void LinalgKernel::compute(Ort::KernelContext& ctx) {
   const size_t items = static_cast<size_t>(count(plan.batch));
   const size_t size = static_cast<size_t>(n) * n;
   const T* a_data = a.GetTensorData<T>();
-  linalg::Workspace<T> ws;
+  ThreadWorkspace<T> kept;
+  linalg::Workspace<T>& ws = kept.get();
   switch (kind_) {
     case LinalgKind::Cholesky: {
       T* out = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();

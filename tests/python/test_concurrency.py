@@ -71,6 +71,32 @@ def test_copies_of_one_function_run_concurrently_on_one_session():
     run_threads(work)
 
 
+def test_linalg_kernels_run_concurrently_with_their_single_threaded_results():
+    # The LAPACK kernels keep a workspace per thread (src/kernels/linalg_kernel.cc):
+    # threads solving systems of other sizes at once get what one thread gets.
+    a, b = pt.matrix("a"), pt.matrix("b")
+    factor = pt.linalg.cholesky(a)
+    outputs = [factor, pt.linalg.solve_triangular(factor, b, lower=True), pt.linalg.solve(a, b),
+               pt.linalg.cho_solve((factor, True), b)]
+    fn = pytensor.function([a, b], outputs, mode="ONNX")
+    copies = [fn.copy() for _ in range(THREADS)]
+    rng = np.random.default_rng(0)
+    cases = []
+    for k in range(THREADS):
+        n = 3 + 9 * k  # (3 to 66: workspaces of every size on every thread)
+        r = rng.normal(size=(n, n))
+        cases.append((r @ r.T + n * np.eye(n), rng.normal(size=(n, 1 + k))))
+    expected = [fn(*case) for case in cases]
+
+    def work(k):
+        for i in range(60):
+            case = (k + i) % THREADS  # (each thread runs every size)
+            for got, want in zip(copies[k](*cases[case]), expected[case]):
+                np.testing.assert_array_equal(got, want)
+
+    run_threads(work)
+
+
 def test_functions_compiled_on_many_threads_share_sessions():
     fns = [None] * THREADS
 
