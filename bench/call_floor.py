@@ -110,7 +110,9 @@ def main() -> int:
         if args.only not in case.name:
             continue
         r = measure(case.name)
-        floor = r["call"] - r["run"] + r["do_nothing"]
+        # (A call costs at least its run: a difference below 0 is the noise of
+        # a loaded machine, which made the floor negative.)
+        floor = max(r["call"] - r["run"], 0.0) + r["do_nothing"]
         floors.append(floor / r["fastest"])
         us = [f"{r[k] * 1e6:.2f} µs" for k in ("call", "run", "do_nothing")]
         print(f"| {case.name} | {' | '.join(us)} | {floor * 1e6:.2f} µs | {r['fastest'] * 1e6:.2f} µs ({r['peer']}) | "
