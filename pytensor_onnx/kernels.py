@@ -173,13 +173,15 @@ def _load() -> tuple[dict[str, KernelOp] | None, str]:
 @functools.cache
 def linalg_ops() -> frozenset[str]:
     """The linear-algebra kernels ("Cholesky", "Solve", ...; ``src/kernels/linalg_kernel.h``),
-    empty without the library or without SciPy's LAPACK (then logged once)."""
+    empty without the library or without SciPy's LAPACK and BLAS (then logged once):
+    triangular solves call BLAS's ``trsm``."""
     if _load()[0] is None:
         return frozenset()
     library = _library()
-    missing = _set_lapack(library)
+    missing = " ".join(m for m in (_set_lapack(library), _set_blas(library)) if m)
     if missing:
-        logger.warning("pytensor-onnx: linear algebra runs the portable graph, SciPy's LAPACK lacks %s", missing)
+        logger.warning("pytensor-onnx: linear algebra runs the portable graph, SciPy's LAPACK and BLAS lack %s",
+                       missing)
         return frozenset()
     return frozenset(library.pytensor_onnx_kernels_linalg().decode().split())
 

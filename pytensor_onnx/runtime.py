@@ -197,7 +197,7 @@ class NativeSession:
             gathered = [list(input_names).index(name) for name in elements]
         library = kernels.library_path() if kernels.model_uses_kernels(model_bytes) else ""
         if library:
-            kernels.linalg_ops()  # the library's LAPACK routines set before a session can run them
+            kernels.linalg_ops()  # the library's LAPACK and BLAS routines set before a session can run them
         try:
             self._session = _core.NativeSession(
                 model_bytes, session_inputs, session_outputs, list(DEFAULT_CONFIG_ENTRIES.items()),

@@ -277,6 +277,23 @@ def test_without_lapack_a_kernel_fails_the_run_with_a_clear_error():
     assert "LAPACK routine dpotrf is not set" in done.stdout
 
 
+def test_the_linalg_kernels_get_blas_trsm_with_their_lapack():
+    # Triangular solves of several right-hand sides call BLAS's trsm: the
+    # call that hands the library SciPy's LAPACK (before any session of a
+    # linear-algebra kernel runs) hands it SciPy's BLAS too. A fresh process.
+    code = textwrap.dedent("""
+        from pytensor_onnx import kernels
+        library = kernels._library()
+        before = library.pytensor_onnx_kernels_missing_blas().decode().split()
+        assert kernels.linalg_ops()
+        print(" ".join(before), "|", library.pytensor_onnx_kernels_missing_blas().decode())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.split("|")
+    assert "dtrsm" in before.split() and after.strip() == "", done.stdout
+
+
 def test_concurrent_calls_give_the_single_threaded_results(rng):
     from concurrent.futures import ThreadPoolExecutor
 
