@@ -253,7 +253,7 @@ def _fgraph_to_onnx(
         first = tensors.index(True)
         tensors = [i == first for i in range(len(tensors))]
     unchecked = [node for node in nodes if node not in scope.checked_in_kernels]
-    checked = checked_outputs(g, unchecked, env, fgraph.outputs, values, tensors)
+    checked = checked_outputs(g, unchecked, env, fgraph.outputs, values, tensors, graph_nodes=nodes)
     for var, name, value, original in zip(fgraph.outputs, out_names, checked, values):
         # PyTensor knows every output's rank, where the builder's inference may
         # not. Only the rank is declared: PyTensor's static dims can be wrong

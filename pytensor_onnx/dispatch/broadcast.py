@@ -103,14 +103,16 @@ def equal_dim_classes(nodes) -> list[list[tuple]]:
     return [members for members in origins.values() if len(members) > 1]
 
 
-def eager_nodes(nodes, outputs) -> list:
+def eager_nodes(nodes, outputs, graph_nodes=None) -> list:
     """The ``nodes`` every run computes: the ancestors of ``outputs`` but the
     work that only one branch of an IfElse needs, which the IfElse rule moves
     into that branch (``dispatch/ifelse.py``, ``branch_nodes``): it runs
     lazily, as in PyTensor, so its dims meet only when that branch is taken.
     Work both branches need (``ifelse(c, x + y, -(x + y))``'s ``x + y``) runs
-    whichever is taken, in PyTensor too, and is checked."""
-    scope = SimpleNamespace(nodes=list(nodes), outputs=list(outputs))
+    whichever is taken, in PyTensor too, and is checked. ``graph_nodes``: all
+    of the graph's nodes in order, when ``nodes`` are some of them (what the
+    rule moves depends on every reader)."""
+    scope = SimpleNamespace(nodes=list(nodes if graph_nodes is None else graph_nodes), outputs=list(outputs))
     lazy: set = set()
     for node in scope.nodes:
         if isinstance(node.op, IfElse):
@@ -190,13 +192,13 @@ def broadcast_mismatch(g, nodes, env):
     return mismatch, message
 
 
-def checked_outputs(g, nodes, env, outputs, values, tensors):
+def checked_outputs(g, nodes, env, outputs, values, tensors, graph_nodes=None):
     """``values`` (the ONNX Values of the graph's ``outputs``), each tensor
     (``tensors``: a flag per value) read through the run-time broadcast check
-    of ``nodes`` when one is needed."""
+    of ``nodes`` when one is needed (``graph_nodes`` as ``eager_nodes`` takes it)."""
     if not ENABLED or not any(tensors):
         return values
-    mismatch, message = broadcast_mismatch(g, eager_nodes(nodes, outputs), env)
+    mismatch, message = broadcast_mismatch(g, eager_nodes(nodes, outputs, graph_nodes), env)
     if mismatch is None:
         return values
     # One check node for all outputs: [0] read at index ``mismatch``, out of
