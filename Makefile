@@ -38,6 +38,9 @@ PIP := $(PY) -m pip
 REQS := $(if $(filter smoke,$(LEG)),requirements/smoke.in,requirements/$(LEG).lock.txt)
 LOCK := flock /tmp/pytensor_onnx_build.lock
 PYTEST_WORKERS ?= 2
+# ccache (CMakeLists.txt): paths under the checkout are hashed relative to it,
+# so the legs' build directories share compiled objects.
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: all system-deps venv build cpp-tests py-tests smoke test test-legs example bench docs lock clean \
 	deploy-deps deploy-cpp deploy-tests example-web fuzz sanitize sanitize-python
@@ -45,18 +48,19 @@ PYTEST_WORKERS ?= 2
 all: build
 
 # Debian packages: the protobuf compiler and library (serialization),
-# GoogleTest (C++ unit tests) and Boost.Math (the kernel library's special
-# functions). Skipped when already present. Then ONNX Runtime's C/C++ API
-# headers for the kernel library (tools/fetch_ort_headers.sh: Debian's
+# GoogleTest (C++ unit tests), Boost.Math (the kernel library's special
+# functions) and ccache (the legs' builds share compiled objects). Skipped
+# when already present. Then ONNX Runtime's C/C++ API headers for the kernel
+# library (tools/fetch_ort_headers.sh: Debian's
 # libonnxruntime-dev, downloaded, not installed).
 system-deps:
 	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/message_lite.h ] \
 	    || [ ! -f /usr/include/gtest/gtest.h ] || ! command -v cmake >/dev/null || ! command -v ninja >/dev/null \
-	    || [ ! -f /usr/include/boost/math/special_functions/digamma.hpp ]; then \
+	    || [ ! -f /usr/include/boost/math/special_functions/digamma.hpp ] || ! command -v ccache >/dev/null; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  $$SUDO apt-get install -y -qq protobuf-compiler libprotobuf-dev libgtest-dev cmake ninja-build g++ \
-	    libboost-math-dev >/dev/null; \
+	    libboost-math-dev ccache >/dev/null; \
 	fi
 	@tools/fetch_ort_headers.sh build/onnxruntime-headers
 
