@@ -148,9 +148,11 @@ deploy-cpp: build
 	  -DONNXRUNTIME_INCLUDE_DIR=$(abspath build/onnxruntime-headers/usr/include/onnxruntime) \
 	  -DONNXRUNTIME_LIBRARY=$(ORT_WHEEL_LIBRARY) >/dev/null && cmake --build $(DEPLOY_CPP_BUILD)'
 
+# The test files run side by side, each on one worker (loadfile: a file's
+# module fixtures, PyMC's posteriors and the exported cases, are made once).
 deploy-tests: build deploy-deps deploy-cpp
 	$(PY) examples/web/model.py  # the example page's model, which the browser test loads
-	$(PY) -m pytest -q deploy/tests
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=8 deploy/tests
 
 example-web: build deploy-deps
 	$(PY) examples/web/model.py
