@@ -38,7 +38,30 @@ def py_function(inputs, outputs, **kwargs):
     """
     kwargs.setdefault("mode", PY_MODE)
     with pytensor.config.change_flags(cxx=""):
-        return pytensor.function(inputs, outputs, **kwargs)
+        return _ReferenceFunction(pytensor.function(inputs, outputs, **kwargs))
+
+
+class _ReferenceFunction:
+    """A function of ``py_function``, whose calls run as its compilation did
+    (no C++ compiler) with ``PY_MODE`` as PyTensor's default mode too.
+
+    PyTensor 2.38's OpFromGraph compiles its inner graph at its first run,
+    with the default mode: FAST_RUN's rewrites and C thunks in the reference,
+    and ~8 s a call for the inner graphs of ``pt.pad``'s reflect mode
+    (tests/python/test_pad.py took 390 s of the PyMC 5 leg, 75 s of the
+    default one). Other attributes are the function's."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, *args, **kwargs):
+        with pytensor.config.change_flags(cxx="", mode=PY_MODE):
+            return self.function(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.function, name)
 
 
 def assert_same_result(onnx_value, py_value, *, rtol=None, atol=None, label="output"):
