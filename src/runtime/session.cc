@@ -126,8 +126,10 @@ void Session::find_scalar_inputs() {
   for (size_t m = 0; m < count; ++m) {
     char* name = nullptr;
     check(a.SessionGetInputName(session_.get(), m, allocator, &name));
-    const std::string model_name = name;
-    allocator->Free(allocator, name);
+    // (Freed by the allocator that made it, also when the copy throws.)
+    const auto free_name = [allocator](char* made) { allocator->Free(allocator, made); };
+    const std::unique_ptr<char, decltype(free_name)> owned_name(name, free_name);
+    const std::string model_name = owned_name.get();
     const auto fed = std::find(input_names_.begin(), input_names_.end(), model_name);
     if (fed == input_names_.end()) continue;
     OrtTypeInfo* type = nullptr;
