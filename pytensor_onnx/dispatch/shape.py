@@ -55,15 +55,42 @@ def _specify_shape(op, node, g, x, *shape):
     # writes the specified sizes into the ONNX value's static shape.
     checked_axes, expected = [], []
     known = x.shape or (None,) * len(shape)
+    static_target = [static_int(size) if size is not None else None for size in shape]
+    typed = node.outputs[0].type.shape
+    # PyTensor's rewrites can specify sizes that contradict x's known sizes
+    # or the output's own type (a reshape's -1 computed as 0 // 0 in its
+    # static shape, FUZZ_SEED=3876483234; 3.3 types the output (0, 0)
+    # against a specified 1, 2.38 (None, 1) against an x known (0, 0)). No
+    # run can pass the check then, as PyTensor's fails (the reshape
+    # raises): the output, never read, is given the sizes of its type,
+    # which the nodes after it were typed with.
+    against_type = [axis for axis, (t, s) in enumerate(zip(typed, static_target)) if None not in (t, s) and t != s]
+    against_input = [axis for axis, (k, s) in enumerate(zip(known, static_target)) if isinstance(k, int) and s is not None and k != s]
     for axis, size in enumerate(shape):
-        if size is None or (isinstance(known[axis], int) and static_int(size) == known[axis]):
+        if size is None or (not against_type and isinstance(known[axis], int) and static_target[axis] == known[axis]):
             continue
         checked_axes.append(axis)
         expected.append(size)
     if checked_axes:
         actual = g.op("Gather", g.op("Shape", x), int64_const(g, checked_axes), axis=0)
-        x = check(g, g.op("Equal", actual, int64_vector(g, expected)), x)
-    static_target = [static_int(size) if size is not None else None for size in shape]
+        ok = g.op("Equal", actual, int64_vector(g, expected))
+        if against_type or against_input:
+            # The run must also give x the other size of each contradiction:
+            # never all true, by construction.
+            others = [(axis, typed[axis]) for axis in against_type] + [(axis, known[axis]) for axis in against_input]
+            also = g.op("Gather", g.op("Shape", x), int64_const(g, [axis for axis, _ in others]), axis=0)
+            ok = g.op("Concat", ok, g.op("Equal", also, int64_const(g, [size for _, size in others])), axis=0)
+            sizes = [
+                t if t is not None else s if s is not None else dim_size(g, x, axis)
+                for axis, (t, s) in enumerate(zip(typed, static_target))
+            ]
+            # (A scalar read from x's data, not a constant: ONNX Runtime
+            # folds a check of constants when the session is made, and fails.)
+            scalar = g.cast(g.op("ReduceSum", g.cast(x, "float64"), keepdims=0), x.dtype)
+            x = g.op("Expand", check(g, ok, scalar), int64_vector(g, sizes))
+            static_target = list(typed)
+        else:
+            x = check(g, ok, x)
     known = x.shape or (None,) * len(shape)
     if any(s is not None and not isinstance(known[axis], int) for axis, s in enumerate(static_target)):
         # A Reshape to [size or 0 (copy) per axis] records the sizes statically.

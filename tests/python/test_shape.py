@@ -4,6 +4,8 @@ Split, and the DimShuffle-based
 squeeze/expand_dims/stack built from them, on static and unknown dims.
 """
 
+import warnings
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -15,7 +17,7 @@ from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 import pytensor_onnx.mode
 from pytensor_onnx import compat
 from pytensor_onnx.dispatch.utils import DATA_CHECK
-from pytensor_onnx.testing import compare_onnx_and_py, py_function
+from pytensor_onnx.testing import check_model, compare_onnx_and_py, py_function
 
 from helpers import ALL_DTYPES, OPSETS, compare_raises, onnx_op_types, op_types, sample
 
@@ -92,6 +94,45 @@ def test_specify_shape_mismatch_raises(opset, rng):
     y = pt.specify_shape(x, (2, None, 4))
     compare_raises([x], [y], [rng.normal(size=(4, 3, 2))], AssertionError, "SpecifyShape", opset_version=opset, onnx_fails="check")
     compare_raises([x], [y], [rng.normal(size=(2, 3, 5))], AssertionError, "SpecifyShape", opset_version=opset, onnx_fails="check")
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("kernels", [True, False])
+def test_specify_shape_typed_against_its_sizes_builds_and_fails_at_run(kernels, opset):
+    # FAST_RUN rewrites flatten(x, 2) of a (0, 1, 1) x into
+    # SpecifyShape(Reshape(x, [0, -1]), 0, 1), typed (0, 0): its static
+    # shape computed the -1 as 0 // 0. No run can give both; PyTensor's
+    # raises (the reshape's ValueError; in Numba, SpecifyShape's
+    # AssertionError), so must every ONNX side, not
+    # refuse to build (FUZZ_SEED=3876483234: "produced size 1 on axis 1 ...,
+    # but PyTensor's type says 0").
+    from pytensor_onnx.export import export_function_onnx
+    from pytensor_onnx.runtime import quiet_session_options
+
+    x = pt.tensor("x", shape=(0, 1, 1))
+    y = pt.flatten(x, 2)
+    value = np.zeros((0, 1, 1))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        py_function([x], [y])(value)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (PyTensor's 0 // 0)
+        fast_run = pytensor.function([x], y, mode="FAST_RUN")
+        node = fast_run.maker.fgraph.outputs[0].owner.inputs[0].owner
+        # (PyTensor 3.3 types it (0, 0); 2.38 (None, 1), which agrees.)
+        assert isinstance(node.op, SpecifyShape) and node.outputs[0].type.shape in ((0, 0), (None, 1))
+        with pytest.raises((ValueError, AssertionError)):  # (the reshape, or SpecifyShape after Numba's)
+            fast_run(value)
+        onnx_fn = pytensor.function([x], y, mode=pytensor_onnx.mode.onnx_mode(opset_version=opset, kernels=kernels))
+        assert SpecifyShape in op_types(onnx_fn)
+        model = export_function_onnx(fast_run, opset_version=opset)
+    with pytest.raises(RuntimeError, match="ONNX Runtime failed to run the model"):
+        onnx_fn(value)
+    check_model(model)
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(), quiet_session_options(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match=DATA_CHECK + "|Reshape"):
+        session.run(None, {session.get_inputs()[0].name: value})
 
 
 def test_specify_broadcastable(rng):
