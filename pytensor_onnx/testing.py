@@ -61,6 +61,8 @@ class _ReferenceFunction:
             return self.function(*args, **kwargs)
 
     def __getattr__(self, name):
+        if name == "function":  # (not set yet: a copy or unpickling asks before __init__ ran)
+            raise AttributeError(name)
         return getattr(self.function, name)
 
 

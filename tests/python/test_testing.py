@@ -82,3 +82,39 @@ def test_dtype_shape_and_integers_exact():
     assert "dtype" in _fails(np.zeros(2, "float32"), np.zeros(2))
     assert "shape" in _fails(np.zeros(3), np.zeros(2))
     assert _fails(np.array([2**53 + 1], dtype="int64"), np.array([2**53], dtype="int64")) is not None
+
+
+def test_reference_function_runs_with_pure_python_flags_and_copies():
+    # py_function's calls run with PY_MODE as PyTensor's default mode and no
+    # C++ compiler, so an inner graph compiled at its first run (PyTensor
+    # 2.38's OpFromGraph) is pure Python too; the caller's flags are back
+    # afterwards. Its function copies like a PyTensor function (a copy asked
+    # the wrapper for its attribute before it had one, and recursed).
+    import copy
+
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+
+    from pytensor_onnx.testing import PY_MODE, py_function
+
+    seen = []
+
+    class RecordFlags(Op):
+        def make_node(self, x):
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, outputs):
+            seen.append((pytensor.config.mode, pytensor.config.cxx))
+            outputs[0][0] = inputs[0] * 2
+
+    x = pt.vector("x")
+    f = py_function([x], [RecordFlags()(x)])
+    with pytensor.config.change_flags(mode="FAST_RUN"):
+        out = f(np.arange(3.0))
+        assert pytensor.config.mode == "FAST_RUN"
+    np.testing.assert_array_equal(out[0], [0.0, 2.0, 4.0])
+    assert seen == [(PY_MODE, "")]
+    for twin in (copy.copy(f), copy.deepcopy(f)):
+        np.testing.assert_array_equal(twin(np.arange(3.0))[0], [0.0, 2.0, 4.0])
