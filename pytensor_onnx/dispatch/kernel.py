@@ -366,33 +366,73 @@ def elemwise_kernel(g, scalar_inputs, scalar_outputs, values, out_dtypes, reduct
         return None
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
     results = [None] * len(registers)
+    out_dtypes = list(out_dtypes)
     reductions = list(reductions) if reductions is not None else [0] * len(out_dtypes)
+    counted = _count_reduced_conditions(program, registers, out_dtypes, reductions)
     # Inputs of one element whatever the run (their static shape says so):
     # the compiled program reads them once.
     scalar_inputs = [v.shape is not None and all(d == 1 and isinstance(d, int) for d in v.shape) for v in values]
     for dtype in dict.fromkeys(out_dtypes):
         positions = [i for i, d in enumerate(out_dtypes) if d == dtype]
-        reduced = [int(reductions[i]) for i in positions]
-        # (Before the session builds the kernel, which looks the compiled program up.)
-        compiled_kernels.compile_block(" ".join(input_dtypes), program.text(), [registers[i] for i in positions],
-                                       scalar_inputs)
-        outs = g.op(
-            f"Elemwise_{dtype}",
-            *values,
-            domain=kernels.DOMAIN,
-            outputs=len(positions),
-            input_dtypes=" ".join(input_dtypes),
-            program=program.text(),
-            output_registers=[registers[i] for i in positions],
-            **({"output_reductions": reduced} if any(reduced) else {}),
-            # (NumPy's chunks, where its sums add in them: compat.numpy_sum_chunk.)
-            **({"sum_chunk": compat.numpy_sum_chunk()} if REDUCE_SUM in reduced and compat.numpy_sum_chunk() else {}),
-            **({"strict_axes": list(strict), "node_name": _shape_check_name()} if strict else {}),
-        )
-        outs = outs if isinstance(outs, list | tuple) else [outs]
+        outs = _elemwise_node(g, values, input_dtypes, scalar_inputs, program, [registers[i] for i in positions],
+                              [int(reductions[i]) for i in positions], strict, dtype)
         for i, value in zip(positions, outs):
             results[i] = value
+    if counted:
+        # all(c) is "no position fails c", any(c) "some position meets it".
+        tests = ScalarProgram(["float64"] * len(counted))
+        zero = tests.const(0.0, "float64")
+        tested = [tests.emit("EQ" if kind == REDUCE_ALL else "NEQ", "bool", k, zero) for k, kind in enumerate(counted.values())]
+        outs = _elemwise_node(g, [results[i] for i in counted], tests.dtypes[: len(counted)], [True] * len(counted),
+                              tests, tested, [0] * len(counted), (), "bool")
+        for i, value in zip(counted, outs):
+            results[i] = value
     return results
+
+
+def _count_reduced_conditions(program, registers, out_dtypes, reductions) -> dict[int, int]:
+    """Turn the bool outputs that are all reduced by All or Any (PyMC's checks
+    of its parameters, ``reducing_readers``) beside float64 outputs into
+    float64 sums: of the positions failing the condition (All) or meeting it
+    (Any); the caller tests each count against 0. Edits the lists in place;
+    returns ``{output: REDUCE_ALL or REDUCE_ANY}`` of those it turned.
+    A custom op's outputs share one dtype, so the bool outputs would
+    otherwise be a second node that runs the program again, every
+    instruction the conditions read (PyMC's logistic regression: the
+    sigmoid of every position). The counts are exact (whole numbers below
+    2**53) in any order of adding."""
+    bools = [i for i, d in enumerate(out_dtypes) if d == "bool"]
+    if "float64" not in out_dtypes or not bools or any(reductions[i] not in (REDUCE_ALL, REDUCE_ANY) for i in bools):
+        return {}
+    counted = {}
+    for i in bools:
+        meets = program.cast(registers[i], "float64")
+        if reductions[i] == REDUCE_ALL:
+            meets = program.emit("Sub", "float64", program.const(1.0, "float64"), meets)
+        counted[i] = reductions[i]
+        registers[i], out_dtypes[i], reductions[i] = meets, "float64", REDUCE_SUM
+    return counted
+
+
+def _elemwise_node(g, values, input_dtypes, scalar_inputs, program, registers, reduced, strict, dtype) -> list:
+    """The outputs of one ``Elemwise_<dtype>`` kernel node: ``program``'s
+    ``registers`` on ``values``, each reduced as ``reduced`` says (0: not)."""
+    # (Before the session builds the kernel, which looks the compiled program up.)
+    compiled_kernels.compile_block(" ".join(input_dtypes), program.text(), registers, scalar_inputs)
+    outs = g.op(
+        f"Elemwise_{dtype}",
+        *values,
+        domain=kernels.DOMAIN,
+        outputs=len(registers),
+        input_dtypes=" ".join(input_dtypes),
+        program=program.text(),
+        output_registers=list(registers),
+        **({"output_reductions": reduced} if any(reduced) else {}),
+        # (NumPy's chunks, where its sums add in them: compat.numpy_sum_chunk.)
+        **({"sum_chunk": compat.numpy_sum_chunk()} if REDUCE_SUM in reduced and compat.numpy_sum_chunk() else {}),
+        **({"strict_axes": list(strict), "node_name": _shape_check_name()} if strict else {}),
+    )
+    return list(outs) if isinstance(outs, list | tuple) else [outs]
 
 
 def elemwise_node_kernel(g, node, scalar_inputs, scalar_outputs, values):

@@ -1232,6 +1232,44 @@ def test_all_and_any_of_a_fused_condition_are_part_of_its_kernel_node(rng):
             assert got.dtype == want.dtype
 
 
+def test_conditions_reduced_beside_float64_outputs_are_computed_once(rng):
+    # PyMC's Bernoulli with its bounds checked: one fused expression gives
+    # float64 terms (an array a matrix product reads, and sums) and
+    # conditions on the same sigmoid that only all()/any() read. A custom
+    # op's outputs share one dtype, so the conditions were a second node
+    # that ran the sigmoid again; now the float64 node counts the positions
+    # that fail them (all) or meet them (any) and a small stage tests the
+    # counts against 0.
+    X = pt.matrix("X")
+    beta = pt.vector("beta")
+    y = pt.vector("y")
+    p = pt.sigmoid(X @ beta)
+    ok = pt.all((p >= 0) & (p <= 1))
+    some = pt.any(pt.sqr(p) > 0.25)
+    terms = y * pt.log(p) + (1 - y) * pt.log1p(-p)
+    grad = X.T @ (y - p)
+    # (The checks' switch reads the matrix product too: it runs after it.)
+    logp = pt.switch(ok & some, terms.sum() + (beta * grad).sum(), -np.inf)
+    outputs = [logp, grad, (y - p).sum()]
+    cases = [
+        [rng.normal(size=(80, 3)), rng.normal(size=3), rng.integers(0, 2, size=80).astype("float64")],
+        [np.zeros((80, 3)), np.zeros(3), np.ones(80)],                   # p = 0.5 everywhere: any() fails
+        [np.full((5, 3), np.nan), np.ones(3), np.ones(5)],                # NaN fails every check
+        [np.zeros((0, 3)), np.ones(3), np.zeros(0)],                      # empty: all() holds, any() does not
+        [rng.normal(size=(70_001, 3)), rng.normal(size=3), np.ones(70_001)],  # on the pool's tasks
+    ]
+    # (Whether the checks fail, logp -inf, per case.)
+    for values, fails in zip(cases, [False, True, True, True, False], strict=True):
+        fn, results = compare_onnx_and_py([X, beta, y], outputs, values)
+        assert bool(np.isneginf(results[0])) == fails
+        programs = [s.get("program", "") for s in stages(fn)]
+        assert sum(text.count("Sigmoid") for text in programs) == 1, programs
+        assert "Elemwise_bool" not in [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+        default = pytensor.function([X, beta, y], outputs, mode=pytensor.compile.mode.get_default_mode())
+        for got, want in zip(results, default(*values), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_max_and_min_with_numpys_nan_rule_are_one_kernel_node_each(rng, dtype):
     # NumPy's max/min propagate NaN; ONNX Runtime's ReduceMax drops it
