@@ -10,11 +10,13 @@ SciPy's, which shifts by the maximum only where it is finite (a slice with
 """
 
 import numpy as np
+import pytensor.scalar as ps
 from pytensor.tensor.special import LogSoftmax, Softmax
 
 from pytensor_onnx.compat import LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX, SoftmaxGrad, softmax_axes
-from pytensor_onnx.dispatch.basic import onnx_funcify
-from pytensor_onnx.dispatch.math import reduce
+from pytensor_onnx.dispatch.basic import kernels_enabled, onnx_funcify
+from pytensor_onnx.dispatch.kernel import elemwise_kernel
+from pytensor_onnx.dispatch.math import REDUCE_KERNEL_DTYPES, reduce
 from pytensor_onnx.dispatch.utils import output_dtype
 
 
@@ -29,7 +31,8 @@ def _rule(log):
                 "which an integer cannot hold. Cast the input to a float dtype first."
             )
         axes = softmax_axes(op, x.rank)
-        if not log and len(axes) == 1 and x.dtype == dtype:
+        in_kernels = kernels_enabled() and x.dtype in REDUCE_KERNEL_DTYPES
+        if not log and len(axes) == 1 and x.dtype == dtype and not in_kernels:
             return g.op("Softmax", x, axis=axes[0])
         # Over several axes ONNX has no single op. ONNX Runtime's LogSoftmax
         # kernel is wrong in float64 on slices with NaN or inf (it returns
@@ -40,18 +43,35 @@ def _rule(log):
         # PyTensor's graph; exp then gives the float dtype. (math.reduce works
         # around ONNX Runtime's wrong int64 ReduceMax; for floats the plain
         # ReduceMax is enough.)
-        if x.dtype.startswith("float"):
+        # Mode ONNX: the formula's nodes are stages of the kernel nodes
+        # around them (the Reduce kernel's max, which propagates NaN, among
+        # them), where a Softmax or ReduceMax node stops their merging
+        # (PyMC's simplex transform: a softmax between two kernel nodes).
+        if in_kernels:
+            highest = reduce(g, "ReduceMax", x, axes, keepdims=True)
+        elif x.dtype.startswith("float"):
             highest = g.op("ReduceMax", x, axes=axes, keepdims=1)
         else:
             highest = reduce(g, "ReduceMax", x, axes, keepdims=True)
         if log and LOG_SOFTMAX_SHIFTS_BY_FINITE_MAX and highest.dtype.startswith("float"):
-            highest = g.op("Where", g.op("IsInf", highest), g.const(np.zeros((), dtype=highest.dtype)), highest)
+            highest = _finite_or_zero(g, highest, in_kernels)
         shifted = g.cast(g.op("Sub", x, highest), dtype)
         exp = g.op("Exp", shifted)
         total = g.op("ReduceSum", exp, axes=axes, keepdims=1)
         return g.op("Sub", shifted, g.op("Log", total)) if log else g.op("Div", exp, total)
 
     return rule
+
+
+def _finite_or_zero(g, x, in_kernels):
+    """``x`` where it is finite, else 0: in mode ONNX a kernel node (a stage
+    of those around it), else IsInf and Where."""
+    if in_kernels:
+        value = ps.get_scalar_type(x.dtype)()
+        (result,) = elemwise_kernel(g, [value], [ps.switch(ps.isinf(value), 0, value)], [x], [x.dtype]) or [None]
+        if result is not None:
+            return result
+    return g.op("Where", g.op("IsInf", x), g.const(np.zeros((), dtype=x.dtype)), x)
 
 
 onnx_funcify.register(Softmax)(_rule(log=False))

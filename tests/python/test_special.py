@@ -88,6 +88,24 @@ def test_softmax_empty_and_size_one(name, axis):
 
 
 @pytest.mark.parametrize("name", list(OPS))
+def test_softmax_among_element_wise_work_is_stages_of_one_kernel_node(name, rng):
+    # Mode ONNX: PyMC's simplex transform puts a softmax between element-wise
+    # work. Built from the Reduce kernel's max (NaN propagates) and
+    # element-wise ops, it merges with the kernel nodes around it, where a
+    # Softmax or ReduceMax node of ONNX Runtime's kept them apart.
+    x = pt.vector("x")
+    out = (OPS[name](2.0 * x) * x).sum()
+    inf, nan = np.inf, np.nan
+    for value in [rng.normal(size=7), np.array([1.0, nan, 2.0]), np.array([-inf, 0.0, 1.0]), np.array([inf, 0.0]),
+                  np.array([3.0]), rng.normal(size=3000)]:
+        fn, _ = compare_onnx_and_py([x], [out], [value])
+        kinds = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+        assert kinds == ["Elemwise_float64"], kinds
+        default = pytensor.function([x], out)  # (PyTensor's default mode)
+        np.testing.assert_allclose(fn(value), default(value), rtol=1e-13)
+
+
+@pytest.mark.parametrize("name", list(OPS))
 @pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
 def test_softmax_opset13(name, axis, rng):
     x = pt.tensor("x", dtype="float32", shape=(None, None))
