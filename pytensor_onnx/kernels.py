@@ -297,7 +297,8 @@ def elemwise_stages(node) -> list[dict]:
     ``reshape_ones``; a stage that splits its one input (a ``Split`` of
     constant sizes) has ``split`` (the axis) and ``split_sizes``, one output
     per piece; a stage that joins its inputs (a ``Concat``) has ``concat``
-    (the axis)."""
+    (the axis); a stage that multiplies its two inputs (a ``MatMul_<dtype>``
+    kernel node merged in) has ``matmul`` (trans_a, trans_b)."""
     import onnx
 
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}

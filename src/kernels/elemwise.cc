@@ -11,6 +11,7 @@
 
 #include "constant_inputs.h"
 #include "evaluate.h"
+#include "matmul.h"
 #include "reduce.h"
 #include "status.h"
 #include "thread_instance.h"
@@ -490,9 +491,33 @@ ElemwiseStage parse_join_stage(const Ort::ConstKernelInfo& info, size_t s, int64
   return stage;
 }
 
+// A matrix product stage (attribute `matmul`: trans_a, trans_b) of an Elemwise node.
+ElemwiseStage parse_matmul_stage(const Ort::ConstKernelInfo& info, size_t s, const std::vector<int64_t>& flags) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  ElemwiseStage stage;
+  stage.multiplies = true;
+  if (flags.size() != 2 || (flags[0] != 0 && flags[0] != 1) || (flags[1] != 0 && flags[1] != 1)) {
+    throw std::invalid_argument("attribute '" + name("matmul") + "' must be trans_a and trans_b, each 0 or 1");
+  }
+  stage.trans_a = flags[0] == 1;
+  stage.trans_b = flags[1] == 1;
+  stage.input_dtypes = parse_dtypes(info.GetAttribute<std::string>(name("input_dtypes").c_str()));
+  const std::vector<DType>& dtypes = stage.input_dtypes;
+  if (dtypes.size() != 2 || dtypes[0] != dtypes[1] || (dtypes[0] != DType::Float64 && dtypes[0] != DType::Float32)) {
+    throw std::invalid_argument("attribute '" + name("input_dtypes") +
+                                "' of a matrix product must be float64 float64 or float32 float32");
+  }
+  stage.dim_of_input.assign(2, -1);
+  stage.input_axes.resize(2);
+  return stage;
+}
+
 // Stage `s` of an Elemwise node, from its attributes (without the wiring).
 ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  if (const std::vector<int64_t> flags = optional_ints(info, name("matmul").c_str()); !flags.empty()) {
+    return parse_matmul_stage(info, s, flags);
+  }
   if (const std::string reduce = optional_string(info, name("reduce").c_str()); !reduce.empty()) {
     return parse_reduce_stage(info, s, reduce);
   }
@@ -939,6 +964,24 @@ void run_indexed_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
   }
 }
 
+// A matrix product stage: op(A) op(B) of its two inputs (C-contiguous: node
+// inputs or earlier stages' outputs), as the MatMul kernel node computes it.
+void run_matmul_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
+  reserve_args(run.inputs, 2);
+  run.dims.resize(2);
+  for (size_t i = 0; i < 2; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+  const ArrayArg& a = run.inputs[0];
+  const ArrayArg& b = run.inputs[1];
+  const matmul::Plan plan = matmul::plan(a.shape, b.shape, stage.trans_a, stage.trans_b);
+  void* out = stage_output(ctx, stage, 0, plan.out_shape, false, run);
+  if (stage.input_dtypes[0] == DType::Float64) {
+    matmul::multiply(static_cast<const double*>(a.data), static_cast<const double*>(b.data), static_cast<double*>(out),
+                     plan);
+  } else {
+    matmul::multiply(static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(out), plan);
+  }
+}
+
 // A reshape stage: the input's elements in the shape its map gives.
 void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
   reserve_args(run.inputs, 1);
@@ -1120,6 +1163,10 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
     }
     if (stage.reshapes) {
       run_reshape_stage(ctx, stage, run);
+      continue;
+    }
+    if (stage.multiplies) {
+      run_matmul_stage(ctx, stage, run);
       continue;
     }
     if (stage.joins != ElemwiseStage::Joins::None) {

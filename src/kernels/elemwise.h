@@ -74,6 +74,13 @@ struct ElemwiseStage {
   int64_t join_axis = 0;
   std::vector<int64_t> pieces;
 
+  // A stage that multiplies its two inputs as the MatMul kernel node does
+  // (matmul.h; attribute `matmul`: trans_a, trans_b): the core merges
+  // MatMul kernel nodes so (a regression's X @ beta and X.T @ residuals
+  // between the programs that make and read them).
+  bool multiplies = false;
+  bool trans_a = false, trans_b = false;
+
   Program program;
   int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes;
@@ -98,13 +105,15 @@ struct ElemwiseStage {
   size_t num_outputs() const {
     if (loop) return loop->num_state + (loop->until >= 0 ? 1 : 0);
     if (joins == Joins::Split) return pieces.size();
-    return reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None
+    return reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None || multiplies
                ? 1
                : program.outputs.size();
   }
   DType output_dtype(size_t j) const {
     if (loop) return loop->body.registers[0];
-    if (reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None) return input_dtypes[0];
+    if (reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None || multiplies) {
+      return input_dtypes[0];
+    }
     return program.registers[static_cast<size_t>(program.outputs[j])];
   }
 };

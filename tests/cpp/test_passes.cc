@@ -857,6 +857,40 @@ TEST(MergeKernelStages, OtherGathersAndScattersStayNodes) {
   EXPECT_EQ(count(g.graph(), "ScatterND"), 2u);
 }
 
+// A regression's log-density and gradient: X @ beta (a MatMul kernel node)
+// feeds a kernel node of the residuals, whose X.T @ r (read transposed)
+// feeds another: one node, the products its stages (attribute `matmul`:
+// trans_a, trans_b), X read by both; beta @ beta, which reads beta as the
+// last node does, too.
+TEST(MergeKernelStages, MatMulKernelNodesAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* X = g.input("X", DType::Float64, sym({Dim::named("n"), Dim::known(3)}));
+  Value* beta = g.input("beta", DType::Float64, shape_of_sizes({3}));
+  Value* eta = g.op("MatMul_float64", {X, beta}, {}, 1, kKernelDomain)[0];
+  Value* residuals = program_node(g, {eta});
+  Value* grad = g.op("MatMul_float64", {X, residuals}, {{"trans_a", int64_t{1}}}, 1, kKernelDomain)[0];
+  Value* out = program_node(g, {grad, beta});
+  g.output(out, "out");
+  g.output(g.op("MatMul_float64", {beta, beta}, {}, 1, kKernelDomain)[0], "dot");
+  optimize_graph(g.graph());
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  const Node* node = out->producer;
+  std::vector<std::vector<int64_t>> products;
+  for (int64_t s = 0; s < node->attrs.get_int("stages", 0); ++s) {
+    if (const auto flags = node->attrs.get_ints(stage_attribute("matmul", s))) products.push_back(*flags);
+  }
+  EXPECT_EQ(products, (std::vector<std::vector<int64_t>>{{0, 0}, {1, 0}, {0, 0}}));
+  EXPECT_EQ(std::count(node->inputs.begin(), node->inputs.end(), X), 1);
+  // The shapes, inferred again from the stages.
+  Value* dot = g.graph().find_value("dot");
+  out->shape = dot->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  EXPECT_EQ(sizes_of(out), (std::vector<int64_t>{3}));
+  EXPECT_EQ(sizes_of(dot), (std::vector<int64_t>{}));
+}
+
 // A kernel node's output squeezed, unsqueezed and viewed flat, then
 // gathered (a factorization's diagonal is read so) for a kernel node: one
 // node whose stages are the Squeeze, Unsqueeze and Reshape (attribute

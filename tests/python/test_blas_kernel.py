@@ -14,6 +14,7 @@ import sys
 import textwrap
 
 import numpy as np
+import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
@@ -35,6 +36,24 @@ def nodes(fn):
 
 def kernel_nodes(fn):
     return [n for n in nodes(fn) if n.domain == kernels.DOMAIN and n.op_type.startswith("MatMul_")]
+
+
+def products(fn):
+    """Every matrix product the kernels compute: MatMul kernel nodes, and the
+    matrix product stages of Elemwise nodes (the core merges a MatMul kernel
+    node into an Elemwise one beside it, src/core/passes/merge_kernel_stages.h),
+    each as (trans_a, trans_b, [its operands: node input names, or None for
+    an earlier stage's output])."""
+    found = []
+    for n in nodes(fn):
+        if n.domain == kernels.DOMAIN and n.op_type.startswith("MatMul_"):
+            flags = attributes(n)
+            found.append((flags.get("trans_a", 0), flags.get("trans_b", 0), list(n.input)))
+        elif n.domain == kernels.DOMAIN and n.op_type.startswith("Elemwise_"):
+            for stage in kernels.elemwise_stages(n):
+                if "matmul" in stage:
+                    found.append((*stage["matmul"], [n.input[k] if k >= 0 else None for k in stage["sources"]]))
+    return found
 
 
 def transposes_read_by_kernels(fn):
@@ -186,7 +205,7 @@ def test_gemm_and_gemv_keep_their_alpha_beta_semantics(beta, rng):
               rng.normal(size=4), np.asarray(-1.5), np.asarray(beta)]
     fn, results = compare_onnx_and_py(inputs, outputs, values, optimize=False, rtol=1e-13, atol=1e-14)
     # Every product on the kernel (identical ones merged by the core's CSE).
-    assert kernel_nodes(fn) and not {n.op_type for n in nodes(fn)} & {"MatMul", "Gemm", "Einsum"}
+    assert products(fn) and not {n.op_type for n in nodes(fn)} & {"MatMul", "Gemm", "Einsum"}
     assert not transposes_read_by_kernels(fn)
     assert np.isnan(results[0][0, 0]) == (beta != 0)
     assert np.isnan(results[1][0, 0]) == (beta != 0)
@@ -262,12 +281,15 @@ def test_a_vector_made_a_matrix_is_multiplied_as_the_vector(rng):
     values = [rng.normal(size=(50, 20)), rng.normal(size=20), rng.normal(size=50)]
     fn, results = compare_onnx_and_py([X, w, v], outputs, values, rtol=1e-13, atol=1e-14)
     kinds = [n.op_type for n in nodes(fn)]
-    assert kinds.count("MatMul_float64") == 4, kinds
-    # (w / 2, ONNX's Div, and its Unsqueeze are one Elemwise node: a
-    # program and a reshape stage, src/core/passes/merge_kernel_stages.h.)
-    assert kinds.count("Squeeze") == 1 and "Unsqueeze" not in kinds and "Transpose" not in kinds, kinds
-    (divided,) = [n for n in nodes(fn) if n.op_type == "Elemwise_float64" and "w" in n.input]
-    assert [s.get("reshape") for s in kernels.elemwise_stages(divided)] == [[-2, 1], None]  # (w[:, None], then / 2)
+    # (The products and the doublings are stages of one Elemwise node, and so
+    # are w / 2, ONNX's Div, and its Unsqueeze and Squeeze: reshape stages,
+    # src/core/passes/merge_kernel_stages.h.)
+    assert not {"Squeeze", "Unsqueeze", "Transpose", "MatMul"} & set(kinds), kinds
+    found = products(fn)
+    assert len(found) == 4, found
+    # The first three read the vectors themselves (X.T @ v as X read transposed).
+    reads = sorted((trans_a, trans_b, tuple(operands)) for trans_a, trans_b, operands in found if None not in operands)
+    assert reads == [(0, 0, ("X", "w")), (0, 0, ("v", "X")), (1, 0, ("X", "v"))], found
     from scipy.linalg import blas
 
     x, wv, vv = values
@@ -276,6 +298,83 @@ def test_a_vector_made_a_matrix_is_multiplied_as_the_vector(rng):
     for got, product in zip(results, gemv, strict=False):
         np.testing.assert_array_equal(got, product * 2)
     np.testing.assert_array_equal(results[3], blas.dgemv(1.0, x.T, wv / 2, trans=1))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NumPy's, in the py linker
+def test_products_among_element_wise_work_are_stages_of_one_node(rng):
+    # A regression's log-density and gradient: X @ beta feeds element-wise
+    # work, whose residuals X.T @ r feeds more. The MatMul kernel nodes are
+    # stages of the Elemwise nodes around them (ONNX Runtime pays per node and
+    # per value it hands between nodes), with the same BLAS calls and bits.
+    X, beta, y = tensor("X", 2), tensor("beta", 1), tensor("y", 1)
+    A, B = tensor("A", 2), tensor("B", 2)
+    eta = pt.dot(X, beta) + 0.5
+    r = y - pt.sigmoid(eta)
+    outputs = [
+        (y * eta - pt.softplus(eta)).sum(),
+        pt.dot(X.T, r) - beta,                       # X read transposed
+        pt.exp(pt.dot(r, r)) * 0.5,                  # a dot of vectors: 0-d
+        pt.tanh(pt.dot(pt.exp(A), B) + 1.0),         # matrices, between programs
+    ]
+    cases = [
+        [rng.normal(size=(40, 3)), rng.normal(size=3), rng.normal(size=40), rng.normal(size=(3, 4)),
+         rng.normal(size=(4, 5))],
+        [np.full((6, 3), np.nan), rng.normal(size=3), rng.normal(size=6), np.full((2, 3), 800.0),
+         np.zeros((3, 2))],                                                        # NaN, and inf * 0
+        [np.zeros((0, 3)), rng.normal(size=3), np.zeros(0), np.zeros((3, 0)), np.zeros((0, 4))],  # empty, k = 0
+        [rng.normal(size=(3000, 3)), rng.normal(size=3), rng.normal(size=3000), rng.normal(size=(200, 300)),
+         rng.normal(size=(300, 100))],                                             # BLAS's threads
+    ]
+    inputs = [X, beta, y, A, B]
+    for values in cases:
+        # (atol: the exported model's products are ONNX Runtime's MatMul, whose
+        # sums of 300 terms round otherwise, ~1e-14 off near 0.)
+        fn, results = compare_onnx_and_py(inputs, outputs, values, rtol=1e-13, atol=1e-12)
+        kinds = [n.op_type for n in nodes(fn)]
+        assert "MatMul_float64" not in kinds and "MatMul" not in kinds, kinds
+        assert len(products(fn)) == 4
+        assert [(a, b) for a, b, _ in products(fn)].count((1, 0)) == 1  # X.T, no Transpose node
+        for got, want in zip(results, default_mode_results(inputs, outputs, values), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    # Shapes that do not fit fail the run, naming them, as the node did.
+    with pytest.raises(RuntimeError, match=r"operands of shapes \(4, 3\) and \(2,\): inner dims 3 and 2 differ"):
+        fn(np.ones((4, 3)), np.ones(2), np.ones(4), *cases[0][3:])
+
+
+def _matmul_stage_session(**attrs):
+    # A hand-made Elemwise node of one matrix product stage (attribute matmul).
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Elemwise_float64", ["a", "b"], ["c"], domain=kernels.DOMAIN, **attrs)
+    graph = helper.make_graph(node and [node], "g", [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None)
+                                                     for n in "ab"],
+                              [helper.make_tensor_value_info("c", TensorProto.DOUBLE, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)],
+                              ir_version=8)
+    options = ort.SessionOptions()
+    kernels.register(options)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def test_a_matrix_product_stage_checks_its_attributes(rng):
+    session = _matmul_stage_session(matmul=[1, 0], input_dtypes="float64 float64")
+    a, b = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    np.testing.assert_array_equal(session.run(None, {"a": a, "b": b})[0], blas_dgemm(a.T, b))
+    for attrs, message in [
+        (dict(matmul=[2, 0], input_dtypes="float64 float64"), "'matmul' must be trans_a and trans_b, each 0 or 1"),
+        (dict(matmul=[0], input_dtypes="float64 float64"), "'matmul' must be trans_a and trans_b"),
+        (dict(matmul=[0, 0], input_dtypes="float64 float32"), "'input_dtypes' of a matrix product must be"),
+        (dict(matmul=[0, 0], input_dtypes="float64"), "'input_dtypes' of a matrix product must be"),
+    ]:
+        with pytest.raises(Exception, match=message):
+            _matmul_stage_session(**attrs)
+
+
+def blas_dgemm(a, b):
+    """a @ b by SciPy's dgemm, the routine the kernel calls for matrices."""
+    from scipy.linalg import blas
+
+    return blas.dgemm(1.0, a, b)
 
 
 def test_kernels_off_keep_onnx_matmul(rng):

@@ -108,11 +108,12 @@ Shape as_read(const Shape& shape, bool transposed) {
   return dims;
 }
 
-// The MatMul kernel (src/kernels/matmul_kernel.h): NumPy's matmul of its
-// operands as read, a vector's dim dropped from the result.
-Shape matmul_kernel_shape(const Node& node) {
-  const Shape a = as_read(node.inputs.at(0)->shape, node.attrs.get_int("trans_a", 0) != 0);
-  const Shape b = as_read(node.inputs.at(1)->shape, node.attrs.get_int("trans_b", 0) != 0);
+// The MatMul kernel (src/kernels/matmul_kernel.h) and a matrix product
+// stage: NumPy's matmul of the operands as read, a vector's dim dropped
+// from the result.
+Shape matmul_shape(const Shape& a_shape, const Shape& b_shape, bool trans_a, bool trans_b) {
+  const Shape a = as_read(a_shape, trans_a);
+  const Shape b = as_read(b_shape, trans_b);
   if (!a || !b) return std::nullopt;
   if (a->empty() || b->empty()) throw BuildError("the MatMul kernel's operands must have rank >= 1");
   const bool a_vector = a->size() == 1, b_vector = b->size() == 1;
@@ -127,6 +128,11 @@ Shape matmul_kernel_shape(const Node& node) {
   if (!a_vector) out->push_back((*a)[a->size() - 2]);
   if (!b_vector) out->push_back(b->back());
   return out;
+}
+
+Shape matmul_kernel_shape(const Node& node) {
+  return matmul_shape(node.inputs.at(0)->shape, node.inputs.at(1)->shape, node.attrs.get_int("trans_a", 0) != 0,
+                      node.attrs.get_int("trans_b", 0) != 0);
 }
 
 // The Reduce kernel: its input's shape without the axes it reduces, or with
@@ -169,6 +175,10 @@ size_t words(const std::string& text) {
 // is padded with 1s.
 std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, const std::vector<const Shape*>& inputs,
                                             size_t n_outputs) {
+  if (const auto flags = node.attrs.get_ints(stage_attribute("matmul", stage))) {  // merge_kernel_stages.h
+    if (inputs.size() != 2 || !inputs[0] || !inputs[1] || flags->size() != 2) return {std::nullopt};
+    return {matmul_shape(*inputs[0], *inputs[1], (*flags)[0] != 0, (*flags)[1] != 0)};
+  }
   if (node.attrs.has(stage_attribute("gather", stage))) {  // data[indices] along axis 0 (merge_kernel_stages.h)
     if (inputs.size() != 2 || !inputs[0] || !*inputs[0] || (*inputs[0])->empty() || !inputs[1] || !*inputs[1]) {
       return {std::nullopt};
@@ -299,7 +309,7 @@ const std::vector<std::string>& stage_attribute_names() {
                                                  "num_state",  "next_state",   "until",
                                                  "gather",     "scatter",      "reshape",
                                                  "reshape_ones", "split",      "split_sizes",
-                                                 "concat",     "expand"};
+                                                 "concat",     "expand",       "matmul"};
   return names;
 }
 
@@ -315,7 +325,7 @@ size_t stage_output_count(const Node& node, size_t stage) {
   if (const auto sizes = node.attrs.get_ints(stage_attribute("split_sizes", stage))) return sizes->size();
   if (node.attrs.has(stage_attribute("reduce", stage)) || node.attrs.has(stage_attribute("gather", stage)) ||
       node.attrs.has(stage_attribute("scatter", stage)) || node.attrs.has(stage_attribute("reshape", stage)) ||
-      node.attrs.has(stage_attribute("concat", stage))) {
+      node.attrs.has(stage_attribute("concat", stage)) || node.attrs.has(stage_attribute("matmul", stage))) {
     return 1;
   }
   if (is_loop_stage(node, stage)) {

@@ -129,6 +129,28 @@ std::optional<Stage> cast_stage(const Node& node) {
   return one_instruction_stage("Cast", dtype_name(node.outputs[0]->dtype), {dtype_name(in->dtype)}, *in->rank());
 }
 
+// The kernel library's MatMul of operands of known rank (a regression's
+// X @ beta, and X.T @ residuals in its gradient) as a stage (attribute
+// `matmul`: trans_a, trans_b).
+std::optional<Stage> matmul_stage(const Node& node) {
+  if (node.domain != kKernelDomain || (node.op_type != "MatMul_float64" && node.op_type != "MatMul_float32") ||
+      node.inputs.size() != 2 || node.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const Value* a = node.input(0);
+  const Value* b = node.input(1);
+  if (!a || !b || !a->rank() || !b->rank() || a->dtype != b->dtype ||
+      (a->dtype != DType::Float64 && a->dtype != DType::Float32)) {
+    return std::nullopt;
+  }
+  Stage stage;
+  stage.attrs.set("matmul", std::vector<int64_t>{node.attrs.get_int("trans_a", 0), node.attrs.get_int("trans_b", 0)});
+  stage.attrs.set("input_dtypes", dtype_name(a->dtype) + " " + dtype_name(b->dtype));
+  stage.sources = {0, 1};
+  stage.destinations = {0};
+  return stage;
+}
+
 // ONNX's Gather along axis 0 of int64 indices (PyTensor's a[idx]: a
 // hierarchical model's group effects per observation) as a stage (attribute
 // `gather`: the axis).
@@ -319,7 +341,8 @@ std::optional<Stage> arithmetic_stage(const Node& node) {
 }
 
 // A node of another kind as a stage: a reduction, a loop, a cast, a gather,
-// a scatter, a reshape, a split or concat, an expand, or float64 arithmetic.
+// a scatter, a matrix product, a reshape, a split or concat, an expand, or
+// float64 arithmetic.
 std::optional<Stage> other_stage(const Node& node) {
   if (std::optional<Stage> stage = arithmetic_stage(node)) return stage;
   if (std::optional<Stage> stage = join_stage(node)) return stage;
@@ -328,6 +351,7 @@ std::optional<Stage> other_stage(const Node& node) {
   if (std::optional<Stage> stage = loop_stage(node)) return stage;
   if (std::optional<Stage> stage = gather_stage(node)) return stage;
   if (std::optional<Stage> stage = scatter_stage(node)) return stage;
+  if (std::optional<Stage> stage = matmul_stage(node)) return stage;
   if (std::optional<Stage> stage = reshape_stage(node)) return stage;
   return cast_stage(node);
 }
@@ -335,8 +359,8 @@ std::optional<Stage> other_stage(const Node& node) {
 // Whether `node` can be a stage of a merged node: an Elemwise kernel node
 // (of one program whose attributes match its inputs and outputs, or of
 // stages), a reduction (reduction_stage), a ScalarLoop kernel node
-// (loop_stage), an exact Cast (cast_stage), a Gather (gather_stage) or a
-// ScatterND (scatter_stage).
+// (loop_stage), an exact Cast (cast_stage), a Gather (gather_stage), a
+// ScatterND (scatter_stage) or a MatMul kernel node (matmul_stage).
 bool is_stage_node(const Node* node, const std::unordered_set<std::string>& subgraph_reads) {
   if (!node || node->outputs.empty()) return false;
   if (is_elemwise_kernel(*node)) {
@@ -518,7 +542,7 @@ void merge(Graph& graph, Node& early, Node& late, Place place) {
 // Whether a stage is a plain program: no reduction, loop, gather, scatter,
 // reshape, join or expand.
 bool is_program_stage(const Stage& stage) {
-  for (const char* kind : {"reduce", "num_state", "gather", "scatter", "reshape", "split", "concat", "expand"}) {
+  for (const char* kind : {"reduce", "num_state", "gather", "scatter", "reshape", "split", "concat", "expand", "matmul"}) {
     if (stage.attrs.has(kind)) return false;
   }
   return stage.attrs.has("program");
