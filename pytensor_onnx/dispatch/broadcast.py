@@ -22,8 +22,9 @@ Runtime's Unsqueeze and Squeeze reuse the buffer); mode ONNX, whose runs
 fetch every output, does so for the first output only
 (``fgraph_to_onnx(check_each_output=False)``).
 
-Only the outer graph is checked, and only the nodes every run computes:
-element-wise nodes inside Scan, OpFromGraph or IfElse branches (the work only
+The outer graph and Scan bodies (``dispatch/scan.py``: every step) are
+checked, and only the nodes every run computes: element-wise nodes inside
+OpFromGraph or IfElse branches (the work only
 one branch needs, which the IfElse rule moves into it) broadcast as ONNX
 does.
 """

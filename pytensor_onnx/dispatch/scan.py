@@ -47,6 +47,7 @@ from pytensor.tensor.type import TensorType
 
 from pytensor_onnx.compat import SCAN_INNER_GRAPHS_REWRITTEN_BY_MODE
 from pytensor_onnx.dispatch.basic import convert_nodes, lookup, onnx_funcify
+from pytensor_onnx.dispatch.broadcast import checked_outputs
 from pytensor_onnx.dispatch.ifelse import truth
 from pytensor_onnx.dispatch.raise_op import check_node_name
 from pytensor_onnx.dispatch.utils import INT64_MAX, as_int64_value, check, dim_size, int64_const
@@ -268,8 +269,19 @@ def _scan(op, node, g, n_steps, *outer):
 
     counter = carry(int64_const(g, 0), "steps_done", "int64", 0) if info.as_while else None
 
-    convert_nodes(fgraph.toposort(), body, env, outputs=inner_outputs)
+    inner_nodes = fgraph.toposort()
+    scope = convert_nodes(inner_nodes, body, env, outputs=inner_outputs)
     results = [lookup(body, env, var) for var in inner_outputs]
+    # PyTensor's broadcasting rule holds in every step as in the outer graph
+    # (dispatch/broadcast.py): the first tensor result reads the step's
+    # check; the Loop needs every result of every step, so a failing step
+    # fails the run.
+    tensors = [isinstance(var.type, TensorType) and var.type.ndim > 0 for var in inner_outputs]
+    if any(tensors):
+        first = tensors.index(True)
+        unchecked = [n for n in inner_nodes if n not in scope.checked_in_kernels]
+        results = checked_outputs(body, unchecked, env, inner_outputs, results,
+                                  [i == first for i in range(len(tensors))], graph_nodes=inner_nodes)
 
     # Mit-mot: write the out taps into the window, emit its first row, shift.
     mit_mot_results = iter(op.inner_mitmot_outs(results))  # every state's out taps, one after the other

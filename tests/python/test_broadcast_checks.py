@@ -28,7 +28,16 @@ def _graphs():
     for i in range(50):
         chain = pt.exp(-chain) * y + i if i % 2 else chain * 0.5 + y
     one, three = np.array([1.0]), np.array([1.0, 2.0, 3.0])
+    # Scan bodies: every step is checked (a carry of one row against rows of
+    # none, PyTensor's wrong static shape of a slice made such a carry: the
+    # fresh-seed fuzzer's FUZZ_SEED=3486082120, case-308f4517a16f).
+    rows, carry = pt.tensor3("rows"), pt.matrix("carry")
+    running = pytensor.scan(lambda r, c: c + r, sequences=[rows], outputs_info=[carry], return_updates=False)
+    scaled = pytensor.scan(lambda r, v: r * v, sequences=[m], non_sequences=[y], return_updates=False)
     return {
+        "scan_carry": ([rows, carry], running, [np.zeros((1, 0, 3)), np.ones((1, 3))],
+                       [np.ones((2, 4, 3)), np.ones((4, 3))]),
+        "scan_map": ([m, y], scaled, [np.ones((2, 3)), one], [np.ones((2, 3)), three]),
         "add": ([x, y], x + y, [one, three], [three, three]),
         "add_unequal_lengths": ([x, y], x + y, [three, np.ones(4)], [three, three]),
         # (Kernel nodes whose own broadcast fails before the check they carry.)
