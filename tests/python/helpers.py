@@ -253,3 +253,19 @@ def assert_interpreter_bits(test_file, case, compiled, tmp_path):
     for k, (got, want) in enumerate(zip(compiled, interpreted)):
         assert got.dtype == want.dtype and got.shape == want.shape, k
         assert got.tobytes() == want.tobytes(), f"output {k}: {got} != {want}"
+
+
+def kernel_session(nodes, inputs, outputs):
+    """A session of hand-made nodes (the kernel library registered): inputs
+    and outputs as onnx.helper value infos."""
+    from onnx import helper
+
+    from pytensor_onnx import kernels
+
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
+    )
+    options = ort.SessionOptions()
+    kernels.register(options)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])

@@ -14,7 +14,6 @@ import sys
 import textwrap
 
 import numpy as np
-import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
@@ -24,6 +23,8 @@ import pytensor_onnx
 from pytensor_onnx import kernels
 from pytensor_onnx.dispatch import linalg_kernel
 from pytensor_onnx.testing import compare_onnx_and_py
+
+from helpers import kernel_session
 
 pytestmark = pytest.mark.skipif(
     kernels.unavailable_reason() is not None or not kernels.blas_ops(), reason="the kernel library's BLAS is not available"
@@ -346,14 +347,8 @@ def _matmul_stage_session(**attrs):
     from onnx import TensorProto, helper
 
     node = helper.make_node("Elemwise_float64", ["a", "b"], ["c"], domain=kernels.DOMAIN, **attrs)
-    graph = helper.make_graph(node and [node], "g", [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None)
-                                                     for n in "ab"],
-                              [helper.make_tensor_value_info("c", TensorProto.DOUBLE, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)],
-                              ir_version=8)
-    options = ort.SessionOptions()
-    kernels.register(options)
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return kernel_session([node], [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None) for n in "ab"],
+                          [helper.make_tensor_value_info("c", TensorProto.DOUBLE, None)])
 
 
 def test_a_matrix_product_stage_checks_its_attributes(rng):

@@ -26,7 +26,7 @@ from pytensor_onnx import compat, kernels
 from pytensor_onnx.dispatch.kernel import _KERNEL_NAMES
 from pytensor_onnx.testing import compare_onnx_and_py
 
-from helpers import compare_raises
+from helpers import compare_raises, kernel_session
 from test_scalar import all_pairs, edge_values
 
 def kernel_nodes(fn):
@@ -303,18 +303,7 @@ def test_dimshuffles_are_read_as_views(rng, size):
     assert {"Transpose", "Unsqueeze", "Squeeze"} <= exported
 
 
-def _kernel_session(nodes, inputs, outputs):
-    # A session of hand-made nodes (the kernel library registered): inputs
-    # and outputs as onnx.helper value infos.
-    from onnx import helper
-
-    graph = helper.make_graph(nodes, "g", inputs, outputs)
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
-    )
-    options = ort.SessionOptions()
-    kernels.register(options)
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+_kernel_session = kernel_session
 
 
 def _one_kernel_node_session(inputs, output_rank, node_inputs=None, **attrs):
