@@ -3,6 +3,8 @@ parity with PyTensor (SciPy's LAPACK) for float32 and float64, batch dims
 none/one/two (Blockwise), opsets 13, 18 and the newest, symbolic and static
 sizes, n = 0 and n = 1, failures (NaN as PyTensor) and rejected shapes."""
 
+import warnings
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -188,6 +190,30 @@ def test_lu_factor_pivots_match_lapack_on_ties():
     a = pt.matrix("a")
     value = np.array([[1.0, 2.0, 3.0], [-1.0, 5.0, 1.0], [1.0, 0.0, 4.0]])
     compare([a], list(pt.linalg.lu_factor(a)), [value], "float64")
+
+
+@pytest.mark.parametrize("where", ["nan-inside", "inf-inside", "all-nan"])
+def test_lu_factor_and_solve_of_matrices_with_nan_or_inf_are_lapacks(where):
+    # getrf's pivot is idamax's (NaNs skipped but for the column's first
+    # candidate) and its update touches only what is below and right of the
+    # pivot: the recipe's did not skip NaN candidates, and its update
+    # multiplied NaN and inf by 0 elsewhere, making its permutation NaN (an
+    # index out of range: the exported model failed to run) and L NaN where
+    # LAPACK's is not.
+    a, b = pt.matrix("a"), pt.matrix("b")
+    value = np.eye(4) + 0.1
+    if where == "nan-inside":
+        value[1, 2] = np.nan
+    elif where == "inf-inside":
+        value[2, 1] = np.inf
+    else:
+        value = np.full((3, 3), np.nan)
+    outputs = list(pt.linalg.lu_factor(a))
+    if where != "inf-inside":  # (inf: PyTensor's modes give different solves themselves)
+        outputs.append(pt.linalg.solve(a, b, assume_a="gen", b_ndim=2))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (SciPy's LinAlgWarning)
+        compare_onnx_and_py([a, b], outputs, [value, np.ones((len(value), 2))])
 
 
 def test_lu_factor_singular_gives_nan():

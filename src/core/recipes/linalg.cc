@@ -253,7 +253,11 @@ Lu lu_factor(const Ops& o, Value* a, Value* n) {
   Value* it = loop.iteration();
   Value* k = b.unsqueeze(it, {0});
   Value* column = b.gather(m, k, 2);  // (B, n, 1)
-  Value* candidates = b.where(b.less(grid.rows, it), b.real(dtype, -1.0), b.abs(column));
+  // The pivot is LAPACK's (idamax): the first largest |x| from row k on,
+  // NaNs skipped but for row k's own (nothing compares larger than it).
+  Value* size = b.abs(column);
+  Value* nan_size = b.where(b.equal(grid.rows, it), b.real(dtype, INFINITY), b.real(dtype, -1.0));
+  Value* candidates = b.where(b.less(grid.rows, it), b.real(dtype, -1.0), b.where(b.op("IsNaN", {size}), nan_size, size));
   Value* p = b.op("ArgMax", {candidates}, {{"axis", int64_t{1}}, {"keepdims", int64_t{1}}});  // (B, 1, 1)
   Value* row_p = b.gather_elements(m, b.expand(p, row_shape), 1);  // (B, 1, n + 1)
   Value* row_k = b.gather(m, k, 1);
@@ -263,8 +267,13 @@ Lu lu_factor(const Ops& o, Value* a, Value* n) {
   Value* divisor = b.where(b.equal(pivot, b.real(dtype, 0.0)), b.real(dtype, 1.0), pivot);
   Value* below = b.greater(grid.rows, it);  // (n, 1)
   Value* l = b.where(below, b.div(b.gather(m, k, 2), divisor), b.real(dtype, 0.0));  // (B, n, 1)
-  Value* u = b.where(b.and_(b.greater(cols, it), not_index), row_p, b.real(dtype, 0.0));  // (B, 1, n + 1)
-  m = b.sub(m, b.mul(l, u));
+  Value* right = b.and_(b.greater(cols, it), not_index);  // (1, n + 1)
+  Value* u = b.where(right, row_p, b.real(dtype, 0.0));   // (B, 1, n + 1)
+  // (Only below and right of the pivot, as getrf's update: l and u are 0
+  // elsewhere, and a NaN or inf times 0 would spread NaN where LAPACK has
+  // none: into earlier columns of L, and into the permutation's column,
+  // then an index out of range.)
+  m = b.where(b.and_(below, right), b.sub(m, b.mul(l, u)), m);
   m = b.where(b.and_(below, b.equal(cols, it)), l, m);
   const auto outs = loop.finish(o.scalar_of(n), {m}, {p});
   Lu lu;
