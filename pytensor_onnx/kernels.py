@@ -298,7 +298,10 @@ def elemwise_stages(node) -> list[dict]:
     constant sizes) has ``split`` (the axis) and ``split_sizes``, one output
     per piece; a stage that joins its inputs (a ``Concat``) has ``concat``
     (the axis); a stage that multiplies its two inputs (a ``MatMul_<dtype>``
-    kernel node merged in) has ``matmul`` (trans_a, trans_b)."""
+    kernel node merged in) has ``matmul`` (trans_a, trans_b); a stage that
+    factors or solves (a ``Cholesky``, ``SolveTriangular``, ``CholeskySolve``
+    or ``Solve`` kernel node merged in) has ``linalg`` (the kernel's name)
+    and that kernel's attributes (``lower``, ``b_ndim``, ...)."""
     import onnx
 
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}

@@ -512,9 +512,35 @@ ElemwiseStage parse_matmul_stage(const Ort::ConstKernelInfo& info, size_t s, con
   return stage;
 }
 
+// A linear-algebra stage (attribute `linalg`: the kernel's name, beside its
+// attributes) of an Elemwise node.
+ElemwiseStage parse_linalg_stage(const Ort::ConstKernelInfo& info, size_t s, const std::string& kernel) {
+  auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  const std::optional<LinalgKind> kind = linalg_kind_from_name(kernel);
+  if (!kind || !makes_one_matrix(*kind)) {
+    throw std::invalid_argument("attribute '" + name("linalg") + "' is '" + kernel +
+                                "'; a stage runs Cholesky, SolveTriangular, CholeskySolve or Solve");
+  }
+  ElemwiseStage stage;
+  stage.linalg = linalg_settings(*kind, info, s == 0 ? "" : "_s" + std::to_string(s));
+  stage.input_dtypes = parse_dtypes(info.GetAttribute<std::string>(name("input_dtypes").c_str()));
+  const std::vector<DType>& dtypes = stage.input_dtypes;
+  const size_t n = *kind == LinalgKind::Cholesky ? 1 : 2;
+  if (dtypes.size() != n || dtypes.back() != dtypes[0] || (dtypes[0] != DType::Float64 && dtypes[0] != DType::Float32)) {
+    throw std::invalid_argument("attribute '" + name("input_dtypes") + "' of a " + kernel + " stage must be " +
+                                std::to_string(n) + " of float64 or of float32");
+  }
+  stage.dim_of_input.assign(n, -1);
+  stage.input_axes.resize(n);
+  return stage;
+}
+
 // Stage `s` of an Elemwise node, from its attributes (without the wiring).
 ElemwiseStage parse_stage(const Ort::ConstKernelInfo& info, size_t s) {
   auto name = [s](const char* attribute) { return stage_attribute(attribute, s); };
+  if (const std::string kernel = optional_string(info, name("linalg").c_str()); !kernel.empty()) {
+    return parse_linalg_stage(info, s, kernel);
+  }
   if (const std::vector<int64_t> flags = optional_ints(info, name("matmul").c_str()); !flags.empty()) {
     return parse_matmul_stage(info, s, flags);
   }
@@ -982,6 +1008,22 @@ void run_matmul_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBu
   }
 }
 
+// A linear-algebra stage: what the kernel node of its kind computes, from
+// its inputs (C-contiguous: node inputs or earlier stages' outputs).
+template <class T>
+void run_linalg_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
+  const size_t n_args = stage.input_dtypes.size();
+  reserve_args(run.inputs, n_args);
+  run.dims.resize(n_args);
+  for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+  const ArrayArg& a = run.inputs[0];
+  const ArrayArg* b = n_args == 2 ? &run.inputs[1] : nullptr;
+  make_one_matrix<T>(*stage.linalg, static_cast<const T*>(a.data), a.shape, b ? static_cast<const T*>(b->data) : nullptr,
+                     b ? &b->shape : nullptr, [&](const std::vector<int64_t>& shape) {
+                       return static_cast<T*>(stage_output(ctx, stage, 0, shape, false, run));
+                     });
+}
+
 // A reshape stage: the input's elements in the shape its map gives.
 void run_reshape_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
   reserve_args(run.inputs, 1);
@@ -1167,6 +1209,11 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
     }
     if (stage.multiplies) {
       run_matmul_stage(ctx, stage, run);
+      continue;
+    }
+    if (stage.linalg) {
+      if (stage.input_dtypes[0] == DType::Float64) run_linalg_stage<double>(ctx, stage, run);
+      else run_linalg_stage<float>(ctx, stage, run);
       continue;
     }
     if (stage.joins != ElemwiseStage::Joins::None) {

@@ -16,6 +16,7 @@
 
 #include "dtype.h"
 #include "evaluate.h"
+#include "linalg_kernel.h"
 #include "ort_api.h"
 #include "program.h"
 #include "scalar_loop.h"
@@ -81,6 +82,14 @@ struct ElemwiseStage {
   bool multiplies = false;
   bool trans_a = false, trans_b = false;
 
+  // A stage that runs a linear-algebra kernel of one matrix output
+  // (linalg_kernel.h: makes_one_matrix; attribute `linalg`: "Cholesky",
+  // "SolveTriangular", "CholeskySolve" or "Solve", with that kernel's
+  // attributes): the core merges those kernel nodes so (a Gaussian
+  // process's factor and solves between the programs that make the kernel
+  // matrix and read the factor).
+  std::optional<LinalgSettings> linalg;
+
   Program program;
   int64_t rank = -1;  // the output's rank when fixed (attribute `rank`)
   std::vector<DType> input_dtypes;
@@ -102,18 +111,20 @@ struct ElemwiseStage {
   std::vector<int64_t> destinations;
   size_t first_output = 0;  // the number of its first output across stages
 
+  // Whether the stage makes one array of its first input's dtype (every
+  // kind but programs, loops and splits).
+  bool makes_one_array() const {
+    return reduce != Reduce::None || indexed != Indexed::None || reshapes || joins == Joins::Concat || multiplies ||
+           linalg.has_value();
+  }
   size_t num_outputs() const {
     if (loop) return loop->num_state + (loop->until >= 0 ? 1 : 0);
     if (joins == Joins::Split) return pieces.size();
-    return reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None || multiplies
-               ? 1
-               : program.outputs.size();
+    return makes_one_array() ? 1 : program.outputs.size();
   }
   DType output_dtype(size_t j) const {
     if (loop) return loop->body.registers[0];
-    if (reduce != Reduce::None || indexed != Indexed::None || reshapes || joins != Joins::None || multiplies) {
-      return input_dtypes[0];
-    }
+    if (makes_one_array() || joins == Joins::Split) return input_dtypes[0];
     return program.registers[static_cast<size_t>(program.outputs[j])];
   }
 };

@@ -135,32 +135,52 @@ std::vector<DType> linalg_kind_dtypes(LinalgKind kind) {
   return {DType::Float32, DType::Float64};
 }
 
-LinalgKernel::LinalgKernel(LinalgKind kind, const OrtKernelInfo* info) : kind_(kind) {
-  Ort::ConstKernelInfo kernel_info(info);
-  lower_ = int_attribute(kernel_info, "lower", 0) != 0;
-  trans_ = int_attribute(kernel_info, "trans", 0) != 0;
-  unit_diagonal_ = int_attribute(kernel_info, "unit_diagonal", 0) != 0;
-  inverse_ = int_attribute(kernel_info, "inverse", 1) != 0;
-  pivoting_ = int_attribute(kernel_info, "pivoting", 0) != 0;
-  full_matrices_ = int_attribute(kernel_info, "full_matrices", 1) != 0;
-  const int64_t b_ndim = int_attribute(kernel_info, "b_ndim", 1);
-  if (b_ndim != 1 && b_ndim != 2) throw std::invalid_argument("b_ndim must be 1 or 2");
-  b_ndim_ = static_cast<size_t>(b_ndim);
-  transpose_b_ = int_attribute(kernel_info, "transpose_b", 0) != 0;
-  negate_b_ = int_attribute(kernel_info, "negate_b", 0) != 0;
-  if ((transpose_b_ || negate_b_) && kind != LinalgKind::SolveTriangular) {
-    throw std::invalid_argument("transpose_b and negate_b are SolveTriangular's");
+std::optional<LinalgKind> linalg_kind_from_name(const std::string& name) {
+  for (LinalgKind kind : kLinalgKinds) {
+    if (name == linalg_kind_name(kind)) return kind;
   }
-  if (transpose_b_ && b_ndim_ != 2) throw std::invalid_argument("transpose_b needs b_ndim 2 (a matrix right-hand side)");
-  if (kind == LinalgKind::Solve) assume_ = linalg::assume_from_name(kernel_info.GetAttribute<std::string>("assume_a"));
-  if (kind == LinalgKind::Eigh) driver_ = linalg::eigh_driver_from_name(kernel_info.GetAttribute<std::string>("driver"));
+  return std::nullopt;
 }
 
+bool makes_one_matrix(LinalgKind kind) {
+  return kind == LinalgKind::Cholesky || kind == LinalgKind::SolveTriangular || kind == LinalgKind::CholeskySolve ||
+         kind == LinalgKind::Solve;
+}
+
+LinalgSettings linalg_settings(LinalgKind kind, const Ort::ConstKernelInfo& info, const std::string& suffix) {
+  auto flag = [&](const char* name, bool fallback) {
+    return int_attribute(info, (name + suffix).c_str(), fallback ? 1 : 0) != 0;
+  };
+  LinalgSettings s;
+  s.kind = kind;
+  s.lower = flag("lower", false);
+  s.trans = flag("trans", false);
+  s.unit_diagonal = flag("unit_diagonal", false);
+  s.inverse = flag("inverse", true);
+  s.pivoting = flag("pivoting", false);
+  s.full_matrices = flag("full_matrices", true);
+  const int64_t b_ndim = int_attribute(info, ("b_ndim" + suffix).c_str(), 1);
+  if (b_ndim != 1 && b_ndim != 2) throw std::invalid_argument("b_ndim must be 1 or 2");
+  s.b_ndim = static_cast<size_t>(b_ndim);
+  s.transpose_b = flag("transpose_b", false);
+  s.negate_b = flag("negate_b", false);
+  if ((s.transpose_b || s.negate_b) && kind != LinalgKind::SolveTriangular) {
+    throw std::invalid_argument("transpose_b and negate_b are SolveTriangular's");
+  }
+  if (s.transpose_b && s.b_ndim != 2) throw std::invalid_argument("transpose_b needs b_ndim 2 (a matrix right-hand side)");
+  if (kind == LinalgKind::Solve) s.assume = linalg::assume_from_name(info.GetAttribute<std::string>(("assume_a" + suffix).c_str()));
+  if (kind == LinalgKind::Eigh) s.driver = linalg::eigh_driver_from_name(info.GetAttribute<std::string>(("driver" + suffix).c_str()));
+  return s;
+}
+
+LinalgKernel::LinalgKernel(LinalgKind kind, const OrtKernelInfo* info)
+    : settings_(linalg_settings(kind, Ort::ConstKernelInfo(info))) {}
+
 OrtStatusPtr LinalgKernel::ComputeV2(OrtKernelContext* context) {
-  return as_status(linalg_kind_name(kind_), [&] {
+  return as_status(linalg_kind_name(settings_.kind), [&] {
     Ort::KernelContext ctx(context);
     const auto type = ctx.GetInput(0).GetTensorTypeAndShapeInfo().GetElementType();
-    if (kind_ == LinalgKind::PivotToPermutations) {
+    if (settings_.kind == LinalgKind::PivotToPermutations) {
       permutations(ctx);
     } else if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE) {
       compute<double>(ctx);
@@ -180,7 +200,7 @@ void LinalgKernel::permutations(Ort::KernelContext& ctx) {
   int64_t* perm = ctx.GetOutput(0, shape).GetTensorMutableData<int64_t>();
   const int64_t* data = pivots.GetTensorData<int64_t>();
   const int64_t items = n == 0 ? 0 : count(shape) / n;
-  for (int64_t i = 0; i < items; ++i) linalg::pivots_to_permutation(data + i * n, perm + i * n, n, inverse_);
+  for (int64_t i = 0; i < items; ++i) linalg::pivots_to_permutation(data + i * n, perm + i * n, n, settings_.inverse);
 }
 
 // The right-hand side of a solve made the one the system reads from `given`
@@ -208,46 +228,61 @@ const T* right_hand_side(const T* given, size_t count, int64_t r, int64_t c, boo
 }
 
 template <class T>
-void LinalgKernel::solve_stack(Ort::KernelContext& ctx) {
-  const Ort::ConstValue a = ctx.GetInput(0), b = ctx.GetInput(1);
-  const std::vector<int64_t> a_shape = shape_of(a);
-  std::vector<int64_t> b_shape = shape_of(b);
-  if (transpose_b_ && b_shape.size() < 2) throw std::invalid_argument("b read transposed must have 2 dims or more");
-  const int64_t given_rows = b_shape.size() >= 2 ? b_shape[b_shape.size() - 2] : 0;
-  const int64_t given_columns = b_shape.empty() ? 0 : b_shape.back();
-  if (transpose_b_) std::swap(b_shape.back(), b_shape[b_shape.size() - 2]);
+void make_one_matrix(const LinalgSettings& settings, const T* a_data, const std::vector<int64_t>& a_shape,
+                     const T* given_b, const std::vector<int64_t>* given_b_shape, const OutputMemory<T>& output) {
   const int n = square_size(a_shape);
-  if (b_shape.size() < b_ndim_ || b_shape[b_shape.size() - b_ndim_] != n) {
-    throw std::invalid_argument("b's rows must match a's size " + std::to_string(n));
-  }
-  const int k = b_ndim_ == 1 ? 1 : lapack_int(b_shape.back());
-  const linalg::BatchPlan plan = linalg::plan_batch(a_shape, 2, b_shape, b_ndim_);
-  const std::vector<int64_t> core(b_shape.end() - static_cast<long>(b_ndim_), b_shape.end());
-  T* x = ctx.GetOutput(0, concat(plan.batch, core)).GetTensorMutableData<T>();
-  const T* a_data = a.GetTensorData<T>();
-  std::vector<T> b_read;
-  const T* b_data = right_hand_side(b.GetTensorData<T>(), static_cast<size_t>(count(b_shape)), given_rows,
-                                    given_columns, transpose_b_, negate_b_, b_read);
-  const size_t a_size = static_cast<size_t>(n) * n, b_size = static_cast<size_t>(n) * k;
+  const size_t a_size = static_cast<size_t>(n) * n;
   ThreadWorkspace<T> kept;
   linalg::Workspace<T>& ws = kept.get();
+  if (settings.kind == LinalgKind::Cholesky) {
+    const linalg::BatchPlan plan = linalg::plan_batch(a_shape, 2);
+    const size_t items = static_cast<size_t>(count(plan.batch));
+    T* out = output(a_shape);
+    for (size_t i = 0; i < items; ++i) linalg::cholesky(a_data + i * a_size, out + i * a_size, n, settings.lower, ws);
+    return;
+  }
+  if (!makes_one_matrix(settings.kind) || !given_b_shape) {
+    throw std::logic_error("not a kernel of one matrix, or its right-hand side's shape is missing");
+  }
+  std::vector<int64_t> b_shape = *given_b_shape;
+  const size_t b_ndim = settings.b_ndim;
+  if (settings.transpose_b && b_shape.size() < 2) throw std::invalid_argument("b read transposed must have 2 dims or more");
+  const int64_t given_rows = b_shape.size() >= 2 ? b_shape[b_shape.size() - 2] : 0;
+  const int64_t given_columns = b_shape.empty() ? 0 : b_shape.back();
+  if (settings.transpose_b) std::swap(b_shape.back(), b_shape[b_shape.size() - 2]);
+  if (b_shape.size() < b_ndim || b_shape[b_shape.size() - b_ndim] != n) {
+    throw std::invalid_argument("b's rows must match a's size " + std::to_string(n));
+  }
+  const int k = b_ndim == 1 ? 1 : lapack_int(b_shape.back());
+  const linalg::BatchPlan plan = linalg::plan_batch(a_shape, 2, b_shape, b_ndim);
+  const std::vector<int64_t> core(b_shape.end() - static_cast<long>(b_ndim), b_shape.end());
+  T* x = output(concat(plan.batch, core));
+  std::vector<T> b_read;
+  const T* b_data = right_hand_side(given_b, static_cast<size_t>(count(b_shape)), given_rows, given_columns,
+                                    settings.transpose_b, settings.negate_b, b_read);
+  const size_t b_size = static_cast<size_t>(n) * k;
   for (size_t i = 0; i < plan.a_items.size(); ++i) {
     const T* ai = a_data + static_cast<size_t>(plan.a_items[i]) * a_size;
     const T* bi = b_data + static_cast<size_t>(plan.b_items[i]) * b_size;
     T* xi = x + i * b_size;
-    switch (kind_) {
+    switch (settings.kind) {
       case LinalgKind::SolveTriangular:
-        linalg::solve_triangular(ai, bi, xi, n, k, lower_, trans_, unit_diagonal_, ws);
+        linalg::solve_triangular(ai, bi, xi, n, k, settings.lower, settings.trans, settings.unit_diagonal, ws);
         break;
       case LinalgKind::CholeskySolve:
-        linalg::cholesky_solve(ai, bi, xi, n, k, lower_, ws);
+        linalg::cholesky_solve(ai, bi, xi, n, k, settings.lower, ws);
         break;
       default:
-        linalg::solve(ai, bi, xi, n, k, assume_, lower_, ws);
+        linalg::solve(ai, bi, xi, n, k, settings.assume, settings.lower, ws);
         break;
     }
   }
 }
+
+template void make_one_matrix<float>(const LinalgSettings&, const float*, const std::vector<int64_t>&, const float*,
+                                     const std::vector<int64_t>*, const OutputMemory<float>&);
+template void make_one_matrix<double>(const LinalgSettings&, const double*, const std::vector<int64_t>&, const double*,
+                                      const std::vector<int64_t>*, const OutputMemory<double>&);
 
 template <class T>
 void LinalgKernel::rectangular(Ort::KernelContext& ctx) {
@@ -262,34 +297,46 @@ void LinalgKernel::rectangular(Ort::KernelContext& ctx) {
   const T* a_data = a.GetTensorData<T>();
   ThreadWorkspace<T> kept;
   linalg::Workspace<T>& ws = kept.get();
-  if (kind_ == LinalgKind::QR) {
+  if (settings_.kind == LinalgKind::QR) {
     T* packed = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
     T* tau = ctx.GetOutput(1, concat(batch, {k})).GetTensorMutableData<T>();
     T* q = ctx.GetOutput(2, concat(batch, {m, m})).GetTensorMutableData<T>();
     int64_t* perm = ctx.GetOutput(3, concat(batch, {n})).GetTensorMutableData<int64_t>();
     for (size_t i = 0; i < items; ++i) {
-      linalg::qr(a_data + i * size, packed + i * size, tau + i * k, q + i * m * m, perm + i * n, m, n, pivoting_, ws);
+      linalg::qr(a_data + i * size, packed + i * size, tau + i * k, q + i * m * m, perm + i * n, m, n, settings_.pivoting, ws);
     }
     return;
   }
-  const bool vectors = kind_ == LinalgKind::SVD;
-  const int u_cols = full_matrices_ ? m : k, vt_rows = full_matrices_ ? n : k;
+  const bool vectors = settings_.kind == LinalgKind::SVD;
+  const bool full_matrices = settings_.full_matrices;
+  const int u_cols = full_matrices ? m : k, vt_rows = full_matrices ? n : k;
   T* u = vectors ? ctx.GetOutput(0, concat(batch, {m, u_cols})).GetTensorMutableData<T>() : nullptr;
   T* s = ctx.GetOutput(vectors ? 1 : 0, concat(batch, {k})).GetTensorMutableData<T>();
   T* vt = vectors ? ctx.GetOutput(2, concat(batch, {vt_rows, n})).GetTensorMutableData<T>() : nullptr;
   for (size_t i = 0; i < items; ++i) {
     linalg::svd(a_data + i * size, vectors ? u + i * m * u_cols : nullptr, s + i * k,
-                vectors ? vt + i * vt_rows * n : nullptr, m, n, vectors, full_matrices_, ws);
+                vectors ? vt + i * vt_rows * n : nullptr, m, n, vectors, full_matrices, ws);
   }
 }
 
 template <class T>
 void LinalgKernel::compute(Ort::KernelContext& ctx) {
-  if (arity_of(kind_).inputs == 2) {
-    solve_stack<T>(ctx);
+  const LinalgKind kind = settings_.kind;
+  if (makes_one_matrix(kind)) {
+    const Ort::ConstValue a = ctx.GetInput(0);
+    const bool solves = kind != LinalgKind::Cholesky;
+    std::vector<int64_t> b_shape;
+    const T* b = nullptr;
+    if (solves) {
+      const Ort::ConstValue b_value = ctx.GetInput(1);
+      b_shape = shape_of(b_value);
+      b = b_value.GetTensorData<T>();
+    }
+    make_one_matrix<T>(settings_, a.GetTensorData<T>(), shape_of(a), b, solves ? &b_shape : nullptr,
+                       [&](const std::vector<int64_t>& shape) { return ctx.GetOutput(0, shape).GetTensorMutableData<T>(); });
     return;
   }
-  if (kind_ == LinalgKind::QR || kind_ == LinalgKind::SVD || kind_ == LinalgKind::SVDValues) {
+  if (kind == LinalgKind::QR || kind == LinalgKind::SVD || kind == LinalgKind::SVDValues) {
     rectangular<T>(ctx);
     return;
   }
@@ -302,12 +349,7 @@ void LinalgKernel::compute(Ort::KernelContext& ctx) {
   const T* a_data = a.GetTensorData<T>();
   ThreadWorkspace<T> kept;
   linalg::Workspace<T>& ws = kept.get();
-  switch (kind_) {
-    case LinalgKind::Cholesky: {
-      T* out = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
-      for (size_t i = 0; i < items; ++i) linalg::cholesky(a_data + i * size, out + i * size, n, lower_, ws);
-      break;
-    }
+  switch (kind) {
     case LinalgKind::LUFactor: {
       const std::vector<int64_t> vector_shape = concat(plan.batch, {n});
       T* packed = ctx.GetOutput(0, a_shape).GetTensorMutableData<T>();
@@ -327,7 +369,7 @@ void LinalgKernel::compute(Ort::KernelContext& ctx) {
     }
     case LinalgKind::Det:
     case LinalgKind::SLogDet: {
-      const bool det = kind_ == LinalgKind::Det;
+      const bool det = kind == LinalgKind::Det;
       T* first = ctx.GetOutput(0, plan.batch).GetTensorMutableData<T>();
       T* log_abs = det ? nullptr : ctx.GetOutput(1, plan.batch).GetTensorMutableData<T>();
       for (size_t i = 0; i < items; ++i) {
@@ -342,7 +384,7 @@ void LinalgKernel::compute(Ort::KernelContext& ctx) {
     case LinalgKind::Eigh: {
       T* w = ctx.GetOutput(0, concat(plan.batch, {n})).GetTensorMutableData<T>();
       T* v = ctx.GetOutput(1, a_shape).GetTensorMutableData<T>();
-      for (size_t i = 0; i < items; ++i) linalg::eigh(a_data + i * size, w + i * n, v + i * size, n, lower_, driver_, ws);
+      for (size_t i = 0; i < items; ++i) linalg::eigh(a_data + i * size, w + i * n, v + i * size, n, settings_.lower, settings_.driver, ws);
       break;
     }
     default:

@@ -16,6 +16,8 @@
 //   SVD(a; full_matrices) -> (u, s, vt); SVDValues(a) -> s
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,47 @@ inline constexpr LinalgKind kLinalgKinds[] = {
 std::vector<DType> linalg_kind_dtypes(LinalgKind kind);
 
 const char* linalg_kind_name(LinalgKind kind);
+std::optional<LinalgKind> linalg_kind_from_name(const std::string& name);
+
+// Whether `kind` makes one matrix (stack) of its operands' dtype from one
+// or two square-matrix operands: Cholesky and the solves, which an Elemwise
+// node also runs as stages (elemwise.h; attribute `linalg`).
+bool makes_one_matrix(LinalgKind kind);
+
+// A kernel's attributes (those of its kind; the others keep these defaults).
+struct LinalgSettings {
+  LinalgKind kind = LinalgKind::Cholesky;
+  bool lower = false;
+  bool trans = false;
+  bool unit_diagonal = false;
+  bool inverse = true;
+  bool pivoting = false;
+  bool full_matrices = true;
+  // SolveTriangular's right-hand side as given: its matrices transposed
+  // (last two dims swapped), and/or negated (core pass
+  // fold_transposes_into_solve_kernels folds those nodes into the solve).
+  bool transpose_b = false;
+  bool negate_b = false;
+  size_t b_ndim = 1;
+  linalg::Assume assume = linalg::Assume::General;
+  linalg::EighDriver driver = linalg::EighDriver::Evr;
+};
+
+// The settings of a `kind` kernel from a node's attributes, each name with
+// `suffix` (an Elemwise node's stage's: "_s2"). Throws std::invalid_argument
+// for a value out of range or one its kind does not take.
+LinalgSettings linalg_settings(LinalgKind kind, const Ort::ConstKernelInfo& info, const std::string& suffix = "");
+
+// Memory for an output of the shape given (C-contiguous).
+template <class T>
+using OutputMemory = std::function<T*(const std::vector<int64_t>&)>;
+
+// What a kernel that makes one matrix (makes_one_matrix) computes, from
+// C-contiguous operands: `b` is null for Cholesky. Throws
+// std::invalid_argument for shapes it cannot take, naming them.
+template <class T>
+void make_one_matrix(const LinalgSettings& settings, const T* a, const std::vector<int64_t>& a_shape, const T* b,
+                     const std::vector<int64_t>* b_shape, const OutputMemory<T>& output);
 
 class LinalgKernel {
  public:
@@ -48,27 +91,11 @@ class LinalgKernel {
  private:
   template <class T>
   void compute(Ort::KernelContext& ctx);
-  template <class T>
-  void solve_stack(Ort::KernelContext& ctx);
   void permutations(Ort::KernelContext& ctx);
   template <class T>
   void rectangular(Ort::KernelContext& ctx);
 
-  LinalgKind kind_;
-  bool lower_ = false;
-  bool trans_ = false;
-  bool unit_diagonal_ = false;
-  bool inverse_ = true;
-  bool pivoting_ = false;
-  bool full_matrices_ = true;
-  // SolveTriangular's right-hand side as given: its matrices transposed
-  // (last two dims swapped), and/or negated (core pass
-  // fold_transposes_into_solve_kernels folds those nodes into the solve).
-  bool transpose_b_ = false;
-  bool negate_b_ = false;
-  size_t b_ndim_ = 1;
-  linalg::Assume assume_ = linalg::Assume::General;
-  linalg::EighDriver driver_ = linalg::EighDriver::Evr;
+  LinalgSettings settings_;
 };
 
 struct LinalgOp : Ort::CustomOpBase<LinalgOp, LinalgKernel, true> {

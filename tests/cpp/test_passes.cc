@@ -891,6 +891,76 @@ TEST(MergeKernelStages, MatMulKernelNodesAreStages) {
   EXPECT_EQ(sizes_of(dot), (std::vector<int64_t>{}));
 }
 
+// The factor and solve kernel nodes between Elemwise ones (a Gaussian
+// process's Cholesky of its kernel matrix, the solves by it) are stages
+// (attribute `linalg`: the kernel, beside its attributes); the shapes
+// inferred from the stages are the nodes': a batch broadcast, b read
+// transposed. Other linear-algebra kernels (LUFactor: four outputs) stay nodes.
+TEST(MergeKernelStages, FactorAndSolveKernelNodesAreStages) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* a = g.input("a", DType::Float64, sym({Dim::known(2), Dim::named("n"), Dim::named("n")}));
+  Value* b = g.input("b", DType::Float64, sym({Dim::known(3), Dim::named("n")}));
+  Value* factor = g.op("Cholesky_float64", {program_node(g, {a})}, {{"lower", int64_t{1}}}, 1, kKernelDomain)[0];
+  Value* x = g.op("SolveTriangular_float64", {factor, program_node(g, {b})},
+                  {{"lower", int64_t{1}}, {"trans", int64_t{1}}, {"b_ndim", int64_t{2}}, {"transpose_b", int64_t{1}}},
+                  1, kKernelDomain)[0];
+  Value* y = g.op("Solve_float64", {factor, x}, {{"assume_a", std::string("gen")}, {"b_ndim", int64_t{2}}}, 1,
+                  kKernelDomain)[0];
+  Value* out = program_node(g, {y});
+  g.output(out, "out");
+  g.output(factor, "factor");
+  const std::vector<Value*> lu = g.op("LUFactor_float64", {program_node(g, {a})}, {}, 4, kKernelDomain);
+  g.output(lu[0], "lu");
+  optimize_graph(g.graph());
+  const Node* node = out->producer;
+  ASSERT_TRUE(node->attrs.has("stages"));
+  std::vector<std::string> kernels;
+  for (int64_t s = 0; s < node->attrs.get_int("stages", 0); ++s) {
+    if (const auto kernel = node->attrs.get_string(stage_attribute("linalg", s))) kernels.push_back(*kernel);
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{"Cholesky", "SolveTriangular", "Solve"}));
+  EXPECT_EQ(factor->producer, node);
+  EXPECT_EQ(count(g.graph(), "Cholesky_float64") + count(g.graph(), "SolveTriangular_float64") +
+                count(g.graph(), "Solve_float64"),
+            0u);
+  EXPECT_EQ(count(g.graph(), "LUFactor_float64"), 1u);
+  // The shapes, inferred again from the stages: (2, n, n) and (2, n, 3).
+  out->shape = factor->shape = std::nullopt;
+  Node copy = *node;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  ASSERT_TRUE(out->shape && out->shape->size() == 3 && factor->shape && factor->shape->size() == 3);
+  EXPECT_EQ((*out->shape)[0].size, 2);
+  EXPECT_TRUE((*out->shape)[1].same_as(Dim::named("n")));
+  EXPECT_EQ((*out->shape)[2].size, 3);
+  EXPECT_TRUE((*factor->shape)[2].same_as(Dim::named("n")));
+}
+
+// A Transpose between two kernel nodes that feeds ONNX's arithmetic (a
+// stage only once merged: a Gaussian process's gradient) kept them apart in
+// the merge; read past as a view after it (fold_axis_views_into_merged_kernels),
+// the merge runs again and they are one node.
+TEST(MergeKernelStages, MergesAgainAfterViewsFold) {
+  GraphBuilder g(18);
+  g.require_domain(kKernelDomain, kKernelDomainVersion);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({3, 4}));
+  Value* a = program_node(g, {x});
+  Value* t = g.op1("Transpose", {a}, {{"perm", std::vector<int64_t>{1, 0}}});
+  Value* squared = g.op1("Mul", {t, t});
+  Value* out = program_node(g, {squared, g.op1("Transpose", {x}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  g.output(out, "out");
+  g.output(a, "a");
+  optimize_graph(g.graph());
+  EXPECT_EQ(count(g.graph(), "Transpose"), 0u);
+  ASSERT_EQ(g.graph().num_nodes(), 1u);
+  EXPECT_EQ(out->producer, a->producer);
+  out->shape = a->shape = std::nullopt;
+  Node copy = *out->producer;
+  EXPECT_TRUE(infer_kernel_node(copy));
+  EXPECT_EQ(sizes_of(out), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(sizes_of(a), (std::vector<int64_t>{3, 4}));
+}
+
 // A kernel node's output squeezed, unsqueezed and viewed flat, then
 // gathered (a factorization's diagonal is read so) for a kernel node: one
 // node whose stages are the Squeeze, Unsqueeze and Reshape (attribute

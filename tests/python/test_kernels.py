@@ -918,18 +918,22 @@ def test_concats_and_splits_between_kernel_nodes_are_stages(rng):
 def test_reshapes_between_kernel_nodes_are_stages(rng):
     # The diagonal of a Cholesky factor as PyTensor reads it (a flat view
     # and a Gather of every (n + 1)-th element), its log summed: stages of
-    # the kernel node after the factorization
-    # (src/core/passes/merge_kernel_stages.h), on both paths.
+    # the kernel node that factors (src/core/passes/merge_kernel_stages.h),
+    # on both paths.
     a = pt.tensor("a", shape=(4, 4))  # (static: no run-time shape checks beside)
     spd = a @ a.T + 3 * pt.eye(4)
     chol = pt.linalg.cholesky(spd)
     out = pt.log(pt.diagonal(chol)).sum() * 2.0 + pt.exp(a).sum()
     fn, _ = compare_onnx_and_py([a], [out, pt.grad(out, a)], [rng.normal(size=(4, 4))])
-    nodes = fn.maker.linker.onnx_model.graph.node
-    (factor,) = [n.output[0] for n in nodes if n.op_type.startswith("Cholesky_")]
-    readers = [n.op_type for n in nodes if factor in n.input]
-    assert "Reshape" not in readers and "Elemwise_float64" in readers, readers
-    assert any(s.get("reshape") == [-1] for s in stages(fn)) and any("gather" in s for s in stages(fn))
+    kinds = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert not any(k.startswith("Cholesky_") for k in kinds), kinds
+    (found,) = [found for n in kernel_nodes(fn) if n.op_type.startswith("Elemwise_")
+                for found in [kernels.elemwise_stages(n)] if any(s.get("linalg") == "Cholesky" for s in found)]
+    # (Stage outputs are numbered in stage order: the factor is its stage's only one.)
+    first_outputs = np.cumsum([0] + [len(s["destinations"]) for s in found])
+    (factor,) = [-(first_outputs[k] + 1) for k, s in enumerate(found) if s.get("linalg") == "Cholesky"]
+    (flat,) = [k for k, s in enumerate(found) if s.get("reshape") == [-1] and s["sources"] == [factor]]
+    assert any("gather" in s and s["sources"][0] == -(first_outputs[flat] + 1) for s in found), found
 
 
 @pytest.mark.parametrize("shape, axis", [((5, 7), 0), ((5, 7), 1), ((300, 40), 0), ((300, 40), -1), ((1, 9), 0),

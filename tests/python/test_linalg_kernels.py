@@ -209,6 +209,131 @@ def test_batch_dims_broadcast_between_the_matrix_and_the_right_hand_side(dtype, 
     assert x.shape == (2, 3, 4, 2)
 
 
+def linalg_stages(fn):
+    """The factors and solves that Elemwise nodes run as stages (the core
+    merges Cholesky, SolveTriangular, CholeskySolve and Solve kernel nodes
+    into the Elemwise nodes beside them): each stage's attributes."""
+    return [stage for n in fn.maker.linker.onnx_model.graph.node
+            if n.domain == kernels.DOMAIN and n.op_type.startswith("Elemwise_")
+            for stage in kernels.elemwise_stages(n) if "linalg" in stage]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_factors_and_solves_among_element_wise_work_are_stages_of_one_node(dtype, rng):
+    # A Gaussian process's shape: element-wise work makes a kernel matrix,
+    # LAPACK factors it and solves by it, element-wise work reads the
+    # results. The factor and solve kernel nodes are stages of the Elemwise
+    # nodes around them (ONNX Runtime pays per node and per value handed
+    # between nodes), with the same LAPACK calls and so the same bits.
+    import scipy.linalg
+
+    x, y = pt.tensor("x", dtype=dtype, shape=(None,)), pt.tensor("y", dtype=dtype, shape=(None,))
+    m = pt.tensor("m", dtype=dtype, shape=(None, None))  # several right-hand sides
+    s = pt.tensor("s", dtype=dtype, shape=(None, None, None))  # a stack of matrices
+    ls, noise = pt.scalar("ls", dtype=dtype), pt.scalar("noise", dtype=dtype)
+    eye = pt.eye(x.shape[0], dtype=dtype)
+    kernel = pt.exp(-0.5 * ((x[:, None] - x[None, :]) / ls) ** 2) + noise * eye
+    factor = pt.linalg.cholesky(kernel)
+    alpha = pt.linalg.solve_triangular(factor, y - 1.0, lower=True)
+    outputs = [
+        pt.log(pt.diagonal(factor)).sum() + 0.5 * (alpha**2).sum(),
+        kernel, factor, alpha,
+        pt.linalg.cho_solve((factor, True), m),
+        pt.linalg.solve(kernel + 4.0 * eye, m * 3.0, assume_a="gen", b_ndim=2),
+        # A stack of lower triangles, one right-hand side matrix for all (broadcast).
+        pt.linalg.solve_triangular(s, m - 0.5, lower=True, b_ndim=2),
+    ]
+    inputs = [x, y, m, s, ls, noise]
+
+    def values(n, k, batch=2):
+        stack = rng.normal(size=(batch, n, n)) + 4 * np.eye(n)
+        return [np.linspace(0, 5, n).astype(dtype), rng.normal(size=n).astype(dtype),
+                rng.normal(size=(n, k)).astype(dtype), stack.astype(dtype), np.asarray(1.3, dtype),
+                np.asarray(0.5, dtype)]
+
+    a, b = pt.matrix("a"), pt.matrix("b")
+    default_mode = pytensor.compile.mode.get_default_mode()
+    default_factor = pytensor.function([a], pt.linalg.cholesky(a), mode=default_mode)
+    default_solve = pytensor.function([a, b], pt.linalg.solve(a, b, assume_a="gen", b_ndim=2), mode=default_mode)
+    not_positive = values(6, 2)
+    not_positive[5] = np.asarray(-2.0, dtype)  # potrf fails: PyTensor's NaN factor
+    nan = values(6, 2)
+    nan[0][2] = np.nan  # NaN in the kernel matrix: potrf goes on, NaN spreads from there
+    cases = [values(20, 3), values(1, 1, 1), values(64, 9, 3), not_positive, nan, values(0, 2)]  # (the last: empty)
+    tolerance = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-12, atol=1e-13)
+    for case in cases:
+        # (The portable recipes make every element NaN when one is: where
+        # OpenBLAS's LAPACK, PyTensor's, goes on past a NaN. The kernels are
+        # LAPACK: only their path is compared there.)
+        fn, results = compare_onnx_and_py(inputs, outputs, case, check_export=case is not nan, **tolerance)
+        staged = {st["linalg"] for st in linalg_stages(fn)}
+        if dtype == "float32":
+            # (float32's y - 1.0 and m - 0.5 are ONNX's Sub, which the core merges
+            # into kernel nodes in float64 only: the solves that read them stay nodes.)
+            assert staged >= {"Cholesky", "CholeskySolve"}, staged
+            continue
+        kinds = {n.op_type.rsplit("_", 1)[0] for n in fn.maker.linker.onnx_model.graph.node}
+        assert not kinds & {"Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "LUFactor"}, kinds
+        assert staged >= {"Cholesky", "SolveTriangular", "CholeskySolve"}, staged
+        if case is nan or case is not_positive or not case[0].size:
+            continue
+        # On the same operands, the bits of PyTensor's default mode (the
+        # factor and the general solve) and of SciPy (the triangular solves).
+        got_kernel, got_factor, got_alpha, got_cho, got_solve, got_stack = results[1:]
+        np.testing.assert_array_equal(got_factor, default_factor(got_kernel))
+        np.testing.assert_array_equal(got_solve, default_solve(got_kernel + 4.0 * np.eye(len(case[0])), case[2] * 3.0))
+        np.testing.assert_array_equal(got_alpha, scipy.linalg.solve_triangular(got_factor, case[1] - 1.0, lower=True))
+        np.testing.assert_array_equal(got_cho, scipy.linalg.cho_solve((got_factor, True), case[2]))
+        for k in range(case[3].shape[0]):
+            np.testing.assert_array_equal(got_stack[k], scipy.linalg.solve_triangular(case[3][k], case[2] - 0.5, lower=True))
+    failed = fn(*not_positive)
+    assert np.isnan(failed[2]).all() and np.isnan(failed[3]).all() and np.isnan(failed[0])
+    assert np.isnan(fn(*nan)[0])
+    # Shapes that do not fit fail the run, naming them, as the nodes did.
+    bad = values(5, 2)
+    bad[2] = np.ones((4, 2), dtype)
+    with pytest.raises(RuntimeError, match="b's rows must match a's size 5"):
+        fn(*bad)
+
+
+def _linalg_session(op, n_inputs, **attrs):
+    # A hand-made node of one kernel: op "Elemwise_float64" with one
+    # linear-algebra stage (attribute linalg), or the kernel's own node.
+    from onnx import TensorProto, helper
+
+    from helpers import kernel_session
+
+    names = ["a", "b"][:n_inputs]
+    node = helper.make_node(op, names, ["x"], domain=kernels.DOMAIN, **attrs)
+    return kernel_session([node], [helper.make_tensor_value_info(n, TensorProto.DOUBLE, None) for n in names],
+                          [helper.make_tensor_value_info("x", TensorProto.DOUBLE, None)])
+
+
+def test_a_linear_algebra_stage_checks_its_attributes(rng):
+    # A stage gives the bits of the kernel node of its kind (the same LAPACK calls).
+    value, rhs = spd(rng, 6), rng.normal(size=(3, 6))
+    solve_attrs = dict(lower=1, trans=1, b_ndim=2, transpose_b=1, negate_b=1)
+    for kind, attrs, feeds in [("Cholesky", dict(lower=1), {"a": value}),
+                               ("SolveTriangular", solve_attrs, {"a": np.linalg.cholesky(value), "b": rhs}),
+                               ("CholeskySolve", dict(lower=0, b_ndim=2), {"a": np.linalg.cholesky(value).T, "b": rhs.T}),
+                               ("Solve", dict(assume_a="gen", b_ndim=1), {"a": general(rng, 6), "b": rhs[0]})]:
+        dtypes = " ".join(["float64"] * len(feeds))
+        stage = _linalg_session("Elemwise_float64", len(feeds), linalg=kind, input_dtypes=dtypes, **attrs)
+        node = _linalg_session(f"{kind}_float64", len(feeds), **attrs)
+        got, want = stage.run(None, feeds)[0], node.run(None, feeds)[0]
+        assert got.shape == want.shape and np.isfinite(want).all()
+        np.testing.assert_array_equal(got, want, err_msg=kind)
+    for attrs, message in [
+        (dict(linalg="Eigh", input_dtypes="float64"), "a stage runs Cholesky, SolveTriangular, CholeskySolve or Solve"),
+        (dict(linalg="Cholesky", input_dtypes="float64 float64"), "'input_dtypes' of a Cholesky stage must be 1"),
+        (dict(linalg="Solve", assume_a="gen", input_dtypes="float64 float32"), "'input_dtypes' of a Solve stage"),
+        (dict(linalg="CholeskySolve", b_ndim=2, negate_b=1, input_dtypes="float64 float64"), "are SolveTriangular's"),
+        (dict(linalg="SolveTriangular", b_ndim=3, input_dtypes="float64 float64"), "b_ndim must be 1 or 2"),
+    ]:
+        with pytest.raises(Exception, match=message):
+            _linalg_session("Elemwise_float64", len(attrs["input_dtypes"].split()), **attrs)
+
+
 def test_kernels_off_give_the_recipes(rng):
     a = pt.matrix("a")
     out = pt.linalg.cholesky(a)

@@ -21,6 +21,7 @@ import onnx  # noqa: E402
 
 from helpers import run_model  # noqa: E402
 from pymc_models import MODELS, MODELS_BY_NAME  # noqa: E402
+from pytensor_onnx import kernels  # noqa: E402
 from pytensor_onnx.linker import ONNXLinker  # noqa: E402
 from pytensor_onnx.pymc import export_logp, read_layout, unsupported_ops  # noqa: E402
 from pytensor_onnx.testing import PY_MODE  # noqa: E402
@@ -125,3 +126,28 @@ def test_sample_in_onnx_mode_follows_the_default_mode():
             )
         draws[mode] = np.concatenate([np.ravel(trace.get_values(rv.name)) for rv in model.free_RVs])
     np.testing.assert_allclose(draws["ONNX"], draws[None], rtol=1e-7, atol=1e-9)
+
+
+def test_gaussian_process_factor_and_solves_are_stages_of_kernel_nodes():
+    # The Cholesky factor of the kernel matrix and the solves by it are stages
+    # of the Elemwise kernel nodes that run the element-wise work around them
+    # (src/core/passes/merge_kernel_stages.h): ONNX Runtime pays per node and
+    # per value handed between nodes. (On PyTensor 3 the log-density and
+    # gradient is one node: bench/results.md.) The results: PyMC's.
+    import pytensor.tensor as pt
+
+    model = MODELS_BY_NAME["gaussian_process"].build()
+    logp = model.logp()
+    outputs = [logp, *pt.grad(logp, model.value_vars)]
+    fn = pm.pytensorf.compile(model.value_vars, outputs, mode="ONNX")
+    nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
+    assert {n.op_type for n in nodes} <= {"Elemwise_float64", "Elemwise_bool", "Check_int64"}, nodes
+    stages = [stage for n in nodes if n.op_type.startswith("Elemwise_") for stage in kernels.elemwise_stages(n)]
+    kinds = [stage.get("linalg") for stage in stages]
+    # (PyMC 5's graph factors the kernel matrix twice: two fused programs make it.)
+    assert kinds.count("Cholesky") >= 1 and kinds.count("SolveTriangular") == 4, kinds
+    reference = pm.pytensorf.compile(model.value_vars, outputs, mode=PY_MODE)
+    for point in random_points(model, N_POINTS, seed=7):
+        values = [point[v.name] for v in model.value_vars]
+        for got, want in zip(fn(*values), reference(*values), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

@@ -60,6 +60,17 @@ std::vector<Shape> qr_svd_shapes(const std::string& kernel, const Shape& a, bool
   return {with({m, full_matrices ? m : k}), with({k}), with({full_matrices ? n : k, n})};
 }
 
+// The shape of the one matrix (stack) a Cholesky or a solve makes, from its
+// operands' shapes (`b` null for Cholesky): the kernel node's and the stage's
+// of an Elemwise node (attribute `linalg`, merge_kernel_stages.h).
+Shape one_matrix_shape(const Shape& a, const Shape* b_given, size_t b_core, bool transpose_b) {
+  if (!b_given) return a;
+  Shape b = *b_given;
+  // (A right-hand side read transposed: the matrix is its last two dims swapped.)
+  if (transpose_b && b && b->size() >= 2) std::swap(b->back(), (*b)[b->size() - 2]);
+  return with_core(broadcast_shapes(leading_dims(a, 2), leading_dims(b, b_core)), b, b_core);
+}
+
 // The linear-algebra kernels (src/kernels/linalg_kernel.h): the shapes their
 // recipes give. False for another kernel.
 bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
@@ -68,11 +79,8 @@ bool infer_linalg_kernel(Node& node, const std::string& kernel, DType dtype) {
   if (kernel == "Cholesky" || kernel == "PivotToPermutations") {
     shapes = {a};
   } else if (kernel == "SolveTriangular" || kernel == "CholeskySolve" || kernel == "Solve") {
-    const size_t b_core = static_cast<size_t>(node.attrs.get_int("b_ndim", 1));
-    Shape b = node.inputs.at(1)->shape;
-    // (A right-hand side read transposed: the matrix is its last two dims swapped.)
-    if (node.attrs.get_int("transpose_b", 0) != 0 && b && b->size() >= 2) std::swap(b->back(), (*b)[b->size() - 2]);
-    shapes = {with_core(broadcast_shapes(leading_dims(a, 2), leading_dims(b, b_core)), b, b_core)};
+    shapes = {one_matrix_shape(a, &node.inputs.at(1)->shape, static_cast<size_t>(node.attrs.get_int("b_ndim", 1)),
+                               node.attrs.get_int("transpose_b", 0) != 0)};
   } else if (kernel == "LUFactor") {
     shapes = {a, leading_dims(a, 1), leading_dims(a, 1), leading_dims(a, 2)};
   } else if (kernel == "MatrixInverse") {
@@ -178,6 +186,14 @@ std::vector<Shape> elementwise_stage_shapes(const Node& node, size_t stage, cons
   if (const auto flags = node.attrs.get_ints(stage_attribute("matmul", stage))) {  // merge_kernel_stages.h
     if (inputs.size() != 2 || !inputs[0] || !inputs[1] || flags->size() != 2) return {std::nullopt};
     return {matmul_shape(*inputs[0], *inputs[1], (*flags)[0] != 0, (*flags)[1] != 0)};
+  }
+  if (node.attrs.has(stage_attribute("linalg", stage))) {  // a Cholesky or a solve (merge_kernel_stages.h)
+    if (inputs.empty() || inputs.size() > 2 || std::find(inputs.begin(), inputs.end(), nullptr) != inputs.end()) {
+      return {std::nullopt};
+    }
+    return {one_matrix_shape(*inputs[0], inputs.size() == 2 ? inputs[1] : nullptr,
+                             static_cast<size_t>(node.attrs.get_int(stage_attribute("b_ndim", stage), 1)),
+                             node.attrs.get_int(stage_attribute("transpose_b", stage), 0) != 0)};
   }
   if (node.attrs.has(stage_attribute("gather", stage))) {  // data[indices] along axis 0 (merge_kernel_stages.h)
     if (inputs.size() != 2 || !inputs[0] || !*inputs[0] || (*inputs[0])->empty() || !inputs[1] || !*inputs[1]) {
@@ -309,7 +325,10 @@ const std::vector<std::string>& stage_attribute_names() {
                                                  "num_state",  "next_state",   "until",
                                                  "gather",     "scatter",      "reshape",
                                                  "reshape_ones", "split",      "split_sizes",
-                                                 "concat",     "expand",       "matmul"};
+                                                 "concat",     "expand",       "matmul",
+                                                 "linalg",     "lower",        "trans",
+                                                 "unit_diagonal", "b_ndim",    "transpose_b",
+                                                 "negate_b",   "assume_a"};
   return names;
 }
 
@@ -325,7 +344,8 @@ size_t stage_output_count(const Node& node, size_t stage) {
   if (const auto sizes = node.attrs.get_ints(stage_attribute("split_sizes", stage))) return sizes->size();
   if (node.attrs.has(stage_attribute("reduce", stage)) || node.attrs.has(stage_attribute("gather", stage)) ||
       node.attrs.has(stage_attribute("scatter", stage)) || node.attrs.has(stage_attribute("reshape", stage)) ||
-      node.attrs.has(stage_attribute("concat", stage)) || node.attrs.has(stage_attribute("matmul", stage))) {
+      node.attrs.has(stage_attribute("concat", stage)) || node.attrs.has(stage_attribute("matmul", stage)) ||
+      node.attrs.has(stage_attribute("linalg", stage))) {
     return 1;
   }
   if (is_loop_stage(node, stage)) {

@@ -151,6 +151,34 @@ std::optional<Stage> matmul_stage(const Node& node) {
   return stage;
 }
 
+// A linear-algebra kernel node that makes one matrix (stack), of operands of
+// known rank: Cholesky, SolveTriangular, CholeskySolve or Solve (a Gaussian
+// process's factor of its kernel matrix and its solves) as a stage
+// (attribute `linalg`: the kernel, beside its attributes).
+std::optional<Stage> linalg_stage(const Node& node) {
+  if (node.domain != kKernelDomain || node.outputs.size() != 1) return std::nullopt;
+  const size_t cut = node.op_type.rfind('_');
+  if (cut == std::string::npos) return std::nullopt;
+  const std::string kernel = node.op_type.substr(0, cut), dtype = node.op_type.substr(cut + 1);
+  const bool solves = kernel == "SolveTriangular" || kernel == "CholeskySolve" || kernel == "Solve";
+  const size_t n = kernel == "Cholesky" ? 1 : solves ? 2 : 0;
+  if (n == 0 || (dtype != "float64" && dtype != "float32") || node.inputs.size() != n) return std::nullopt;
+  std::string input_dtypes;
+  for (const Value* in : node.inputs) {
+    if (!in || !in->rank() || dtype_name(in->dtype) != dtype) return std::nullopt;
+    input_dtypes += (input_dtypes.empty() ? "" : " ") + dtype;
+  }
+  Stage stage;
+  stage.attrs.set("linalg", kernel);
+  for (const char* name : {"lower", "trans", "unit_diagonal", "b_ndim", "transpose_b", "negate_b", "assume_a"}) {
+    if (const AttrValue* value = node.attrs.find(name)) stage.attrs.set(name, *value);
+  }
+  stage.attrs.set("input_dtypes", input_dtypes);
+  for (size_t i = 0; i < n; ++i) stage.sources.push_back(static_cast<int64_t>(i));
+  stage.destinations = {0};
+  return stage;
+}
+
 // ONNX's Gather along axis 0 of int64 indices (PyTensor's a[idx]: a
 // hierarchical model's group effects per observation) as a stage (attribute
 // `gather`: the axis).
@@ -341,8 +369,8 @@ std::optional<Stage> arithmetic_stage(const Node& node) {
 }
 
 // A node of another kind as a stage: a reduction, a loop, a cast, a gather,
-// a scatter, a matrix product, a reshape, a split or concat, an expand, or
-// float64 arithmetic.
+// a scatter, a matrix product, a factor or solve, a reshape, a split or
+// concat, an expand, or float64 arithmetic.
 std::optional<Stage> other_stage(const Node& node) {
   if (std::optional<Stage> stage = arithmetic_stage(node)) return stage;
   if (std::optional<Stage> stage = join_stage(node)) return stage;
@@ -352,6 +380,7 @@ std::optional<Stage> other_stage(const Node& node) {
   if (std::optional<Stage> stage = gather_stage(node)) return stage;
   if (std::optional<Stage> stage = scatter_stage(node)) return stage;
   if (std::optional<Stage> stage = matmul_stage(node)) return stage;
+  if (std::optional<Stage> stage = linalg_stage(node)) return stage;
   if (std::optional<Stage> stage = reshape_stage(node)) return stage;
   return cast_stage(node);
 }
@@ -360,7 +389,8 @@ std::optional<Stage> other_stage(const Node& node) {
 // (of one program whose attributes match its inputs and outputs, or of
 // stages), a reduction (reduction_stage), a ScalarLoop kernel node
 // (loop_stage), an exact Cast (cast_stage), a Gather (gather_stage), a
-// ScatterND (scatter_stage) or a MatMul kernel node (matmul_stage).
+// ScatterND (scatter_stage), a MatMul kernel node (matmul_stage) or a
+// Cholesky or solve kernel node (linalg_stage).
 bool is_stage_node(const Node* node, const std::unordered_set<std::string>& subgraph_reads) {
   if (!node || node->outputs.empty()) return false;
   if (is_elemwise_kernel(*node)) {
@@ -540,9 +570,10 @@ void merge(Graph& graph, Node& early, Node& late, Place place) {
 }
 
 // Whether a stage is a plain program: no reduction, loop, gather, scatter,
-// reshape, join or expand.
+// reshape, join, expand, product or linear algebra.
 bool is_program_stage(const Stage& stage) {
-  for (const char* kind : {"reduce", "num_state", "gather", "scatter", "reshape", "split", "concat", "expand", "matmul"}) {
+  for (const char* kind :
+       {"reduce", "num_state", "gather", "scatter", "reshape", "split", "concat", "expand", "matmul", "linalg"}) {
     if (stage.attrs.has(kind)) return false;
   }
   return stage.attrs.has("program");

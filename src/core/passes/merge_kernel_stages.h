@@ -17,7 +17,8 @@ namespace pytensor_onnx {
 // dead-node pass). Reductions (ReduceSum of float64 over constant axes, the
 // Reduce kernel), ScalarLoop kernel nodes, ONNX Casts that keep every
 // value (to or from bool, widenings), Gathers along axis 0 and ScatterNDs
-// (set or add) of int64 indices, MatMul kernel nodes, and Reshapes of
+// (set or add) of int64 indices, MatMul kernel nodes, the Cholesky and
+// solve kernel nodes (one matrix out: attribute `linalg`), and Reshapes of
 // constant targets, Squeezes and Unsqueezes of constant axes are stages too,
 // merged with an Elemwise kernel node (two of them alone stay nodes).
 bool merge_kernel_stages(Graph& graph);

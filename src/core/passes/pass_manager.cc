@@ -52,9 +52,14 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
     ++sweeps;
   }
   // (Last: the folds above read one-stage nodes.)
-  if (options.merge_kernel_stages && merge_kernel_stages(graph)) {
-    fold_axis_views_into_merged_kernels(graph);
-    eliminate_dead_nodes(graph);
+  // (Again while views fold: a Transpose that a fold takes in can be what
+  // kept two nodes apart.)
+  if (options.merge_kernel_stages) {
+    for (bool merged = merge_kernel_stages(graph); merged;) {
+      const bool folded = fold_axis_views_into_merged_kernels(graph);
+      eliminate_dead_nodes(graph);
+      merged = folded && merge_kernel_stages(graph);
+    }
   }
   return sweeps;
 }
