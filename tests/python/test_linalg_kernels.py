@@ -422,12 +422,18 @@ def test_the_linalg_kernels_get_blas_trsm_with_their_lapack():
 def test_concurrent_calls_give_the_single_threaded_results(rng):
     from concurrent.futures import ThreadPoolExecutor
 
-    a = pt.tensor3("a")
-    fn = pytensor.function([a], [pt.linalg.cholesky(a), pt.linalg.det(a), pt.linalg.inv(a)], mode="ONNX")
-    values = [spd(rng, 12, (4,)) for _ in range(8)]
-    expected = [fn(value) for value in values]
+    a, b = pt.tensor3("a"), pt.tensor3("b")
+    # (The last: a factor and solves as stages of an Elemwise node, on each
+    # thread's own LAPACK workspace.)
+    factor = pt.linalg.cholesky(a + 1.0)
+    staged = pt.tanh(pt.linalg.solve_triangular(factor, pt.linalg.cho_solve((factor, True), b * 2.0), lower=True,
+                                                b_ndim=2))
+    fn = pytensor.function([a, b], [pt.linalg.cholesky(a), pt.linalg.det(a), pt.linalg.inv(a), staged], mode="ONNX")
+    assert {s["linalg"] for s in linalg_stages(fn)} == {"Cholesky", "CholeskySolve", "SolveTriangular"}
+    values = [(spd(rng, 12, (4,)), rng.normal(size=(4, 12, 3))) for _ in range(8)]
+    expected = [fn(*value) for value in values]
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda value: fn(value), values))
+        got = list(pool.map(lambda value: fn(*value), values))
     for a_result, b_result in zip(got, expected, strict=True):
         for x, y in zip(a_result, b_result, strict=True):
             np.testing.assert_array_equal(x, y)
