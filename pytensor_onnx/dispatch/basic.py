@@ -444,7 +444,16 @@ def _op_from_graph(op, node, g, *inputs):
     # the node's (shared variables it reads are explicit inputs on every
     # supported PyTensor line). Subclasses with a rule of their own (Softmax,
     # ...) use that rule instead.
+    # PyTensor's broadcasting rule holds in the inner graph as in the outer
+    # one (dispatch/broadcast.py): every tensor result reads the inner
+    # graph's check, since the graph around may read any one of them.
+    from pytensor_onnx.dispatch.broadcast import checked_outputs
+
     inner = op.fgraph
     env = dict(zip(inner.inputs, inputs, strict=True))
-    convert_nodes(inner.toposort(), g, env, outputs=inner.outputs)
-    return [_lookup(g, env, out) for out in inner.outputs]
+    nodes = inner.toposort()
+    scope = convert_nodes(nodes, g, env, outputs=inner.outputs)
+    values = [_lookup(g, env, out) for out in inner.outputs]
+    unchecked = [n for n in nodes if n not in scope.checked_in_kernels]
+    tensors = [getattr(out.type, "ndim", 0) > 0 for out in inner.outputs]
+    return checked_outputs(g, unchecked, env, inner.outputs, values, tensors, graph_nodes=nodes)

@@ -22,11 +22,11 @@ Runtime's Unsqueeze and Squeeze reuse the buffer); mode ONNX, whose runs
 fetch every output, does so for the first output only
 (``fgraph_to_onnx(check_each_output=False)``).
 
-The outer graph and Scan bodies (``dispatch/scan.py``: every step) are
-checked, and only the nodes every run computes: element-wise nodes inside
-OpFromGraph or IfElse branches (the work only
-one branch needs, which the IfElse rule moves into it) broadcast as ONNX
-does.
+The outer graph, Scan bodies (``dispatch/scan.py``: every step), IfElse
+branches (``dispatch/ifelse.py``: the work only one branch needs, which the
+IfElse rule moves into it, checked there, when that branch is taken) and
+OpFromGraph inner graphs (``dispatch/basic.py``: every tensor result) are
+checked, each for the nodes every run of it computes.
 """
 
 from __future__ import annotations

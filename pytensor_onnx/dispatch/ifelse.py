@@ -72,12 +72,24 @@ def _positions_and_clients(scope):
 
 def build_branch(g, name: str, env, nodes, results) -> object:
     """A subgraph of ``g`` computing ``results`` from ``nodes`` (converted
-    inside it) and values of the enclosing graphs (read from ``env``)."""
+    inside it) and values of the enclosing graphs (read from ``env``).
+    PyTensor's broadcasting rule holds in the branch as in the outer graph
+    (dispatch/broadcast.py): its first tensor result reads the branch's
+    check (the If makes every result of the branch it takes)."""
+    from pytensor_onnx.dispatch.broadcast import checked_outputs
+
     branch = g.subgraph(name)
     branch_env = ChainMap({}, env)
-    convert_nodes(nodes, branch, branch_env, outputs=results)
-    for i, var in enumerate(results):
-        branch.output(lookup(branch, branch_env, var), f"{name}_out{i}")
+    scope = convert_nodes(nodes, branch, branch_env, outputs=results)
+    values = [lookup(branch, branch_env, var) for var in results]
+    tensors = [getattr(var.type, "ndim", 0) > 0 for var in results]
+    if any(tensors):
+        first = tensors.index(True)
+        unchecked = [n for n in nodes if n not in scope.checked_in_kernels]
+        values = checked_outputs(branch, unchecked, branch_env, results, values,
+                                 [i == first for i in range(len(results))], graph_nodes=nodes)
+    for i, value in enumerate(values):
+        branch.output(value, f"{name}_out{i}")
     return branch
 
 

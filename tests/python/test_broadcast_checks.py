@@ -34,7 +34,19 @@ def _graphs():
     rows, carry = pt.tensor3("rows"), pt.matrix("carry")
     running = pytensor.scan(lambda r, c: c + r, sequences=[rows], outputs_info=[carry], return_updates=False)
     scaled = pytensor.scan(lambda r, v: r * v, sequences=[m], non_sequences=[y], return_updates=False)
+    # IfElse branches (the work only the branch taken needs) and OpFromGraph
+    # bodies are checked too.
+    from pytensor.compile.builders import OpFromGraph
+
+    from pytensor_onnx.compat import ifelse
+
+    c = pt.scalar("c")
+    a, b = pt.vector("a"), pt.vector("b")
+    inner = OpFromGraph([a, b], [a * b + 1.0, a - b])
     return {
+        "ifelse_branch": ([c, x, y], ifelse(c > 0, x + y, x), [np.array(1.0), three, one],
+                          [np.array(1.0), three, three]),
+        "op_from_graph": ([x, y], inner(x, y)[1] * 2.0, [three, one], [three, three]),
         "scan_carry": ([rows, carry], running, [np.zeros((1, 0, 3)), np.ones((1, 3))],
                        [np.ones((2, 4, 3)), np.ones((4, 3))]),
         "scan_map": ([m, y], scaled, [np.ones((2, 3)), one], [np.ones((2, 3)), three]),
