@@ -1018,10 +1018,11 @@ void run_linalg_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBu
   for (size_t i = 0; i < n_args; ++i) read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
   const ArrayArg& a = run.inputs[0];
   const ArrayArg* b = n_args == 2 ? &run.inputs[1] : nullptr;
+  auto output = [&](const std::vector<int64_t>& shape) {
+    return static_cast<T*>(stage_output(ctx, stage, 0, shape, false, run));
+  };
   make_one_matrix<T>(*stage.linalg, static_cast<const T*>(a.data), a.shape, b ? static_cast<const T*>(b->data) : nullptr,
-                     b ? &b->shape : nullptr, [&](const std::vector<int64_t>& shape) {
-                       return static_cast<T*>(stage_output(ctx, stage, 0, shape, false, run));
-                     });
+                     b ? &b->shape : nullptr, output);
 }
 
 // A reshape stage: the input's elements in the shape its map gives.

@@ -332,8 +332,8 @@ void LinalgKernel::compute(Ort::KernelContext& ctx) {
       b_shape = shape_of(b_value);
       b = b_value.GetTensorData<T>();
     }
-    make_one_matrix<T>(settings_, a.GetTensorData<T>(), shape_of(a), b, solves ? &b_shape : nullptr,
-                       [&](const std::vector<int64_t>& shape) { return ctx.GetOutput(0, shape).GetTensorMutableData<T>(); });
+    auto output = [&](const std::vector<int64_t>& shape) { return ctx.GetOutput(0, shape).GetTensorMutableData<T>(); };
+    make_one_matrix<T>(settings_, a.GetTensorData<T>(), shape_of(a), b, solves ? &b_shape : nullptr, output);
     return;
   }
   if (kind == LinalgKind::QR || kind == LinalgKind::SVD || kind == LinalgKind::SVDValues) {

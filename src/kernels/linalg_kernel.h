@@ -16,7 +16,6 @@
 //   SVD(a; full_matrices) -> (u, s, vt); SVDValues(a) -> s
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,9 +71,24 @@ struct LinalgSettings {
 // for a value out of range or one its kind does not take.
 LinalgSettings linalg_settings(LinalgKind kind, const Ort::ConstKernelInfo& info, const std::string& suffix = "");
 
-// Memory for an output of the shape given (C-contiguous).
+// Memory for an output of the shape given (C-contiguous): a reference to
+// the caller's callable, valid for the call it is passed to. (Not a
+// std::function: a stage's lambda of three references outgrew its inline
+// buffer and allocated on every run.)
 template <class T>
-using OutputMemory = std::function<T*(const std::vector<int64_t>&)>;
+class OutputMemory {
+ public:
+  template <class F>
+  OutputMemory(F& make)  // NOLINT(google-explicit-constructor): passed as the callable itself
+      : object_(&make), call_([](void* object, const std::vector<int64_t>& shape) -> T* {
+          return (*static_cast<F*>(object))(shape);
+        }) {}
+  T* operator()(const std::vector<int64_t>& shape) const { return call_(object_, shape); }
+
+ private:
+  void* object_;
+  T* (*call_)(void*, const std::vector<int64_t>&);
+};
 
 // What a kernel that makes one matrix (makes_one_matrix) computes, from
 // C-contiguous operands: `b` is null for Cholesky. Throws
