@@ -11,6 +11,46 @@ Graph::Graph(std::string name, Graph* parent)
       parent_(parent),
       tree_names_(parent ? parent->tree_names_ : std::make_shared<std::unordered_set<std::string>>()) {}
 
+namespace {
+
+bool holds_subgraph(const Node& node) {
+  for (const auto& attr : node.attrs.items()) {
+    if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value)) return true;
+  }
+  return false;
+}
+
+void erase_user(Value* value, const Node* user) {
+  auto it = std::find(value->users.begin(), value->users.end(), user);
+  if (it != value->users.end()) value->users.erase(it);
+}
+
+// A subgraph's nodes read enclosing values directly, so they are in those
+// values' users lists: a node going with its If/Loop must leave them too, or
+// the lists keep a node its subgraph frees (a pass that then reads the users,
+// pack_scalar_inputs_of_kernels, crashed when Python had let the subgraph go).
+void unlink_subgraph_reads(const Node& node) {
+  for (const auto& attr : node.attrs.items()) {
+    const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value);
+    if (!sub) continue;
+    for (Node* inner : (*sub)->nodes()) {
+      for (Value* in : inner->inputs) {
+        if (in && !(*sub)->owns(in)) erase_user(in, inner);
+      }
+      unlink_subgraph_reads(*inner);
+    }
+  }
+}
+
+void unlink_from_inputs(const Node& node) {
+  for (Value* in : node.inputs) {
+    if (in) erase_user(in, &node);
+  }
+  unlink_subgraph_reads(node);
+}
+
+}  // namespace
+
 bool Graph::owns(const Value* value) const {
   auto it = names_.find(value->name);
   return it != names_.end() && it->second == value;
@@ -108,12 +148,7 @@ Node* Graph::add_node(const std::string& op_type, const std::string& domain, std
   for (Value* in : n->inputs) {
     if (in) in->users.push_back(n);
   }
-  for (const auto& attr : n->attrs.items()) {
-    if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value)) {
-      ++nodes_with_subgraphs_;
-      break;
-    }
-  }
+  if (holds_subgraph(*n)) ++nodes_with_subgraphs_;
   for (size_t i = 0; i < n_outputs; ++i) {
     Value* out = new_value(unique_name(name_hint));
     out->producer = n;
@@ -227,11 +262,8 @@ void Graph::remove_node(Node* node, const std::unordered_set<std::string>* subgr
       throw BuildError("cannot remove node " + node->name + ": its output " + out->name + " is still used");
     }
   }
-  for (Value* in : node->inputs) {
-    if (!in) continue;
-    auto it = std::find(in->users.begin(), in->users.end(), node);
-    if (it != in->users.end()) in->users.erase(it);
-  }
+  unlink_from_inputs(*node);
+  if (holds_subgraph(*node)) --nodes_with_subgraphs_;
   for (Value* out : node->outputs) out->producer = nullptr;
   auto pos = node_positions_.find(node);
   if (pos != node_positions_.end()) {
@@ -241,17 +273,8 @@ void Graph::remove_node(Node* node, const std::unordered_set<std::string>* subgr
 }
 
 void Graph::discard_node(Node* node) {
-  for (Value* in : node->inputs) {
-    if (!in) continue;
-    auto it = std::find(in->users.begin(), in->users.end(), node);
-    if (it != in->users.end()) in->users.erase(it);
-  }
-  for (const auto& attr : node->attrs.items()) {
-    if (std::holds_alternative<std::shared_ptr<Graph>>(attr.value)) {
-      --nodes_with_subgraphs_;
-      break;
-    }
-  }
+  unlink_from_inputs(*node);
+  if (holds_subgraph(*node)) --nodes_with_subgraphs_;
   for (Value* out : node->outputs) {
     names_.erase(out->name);
     tree_names_->erase(out->name);

@@ -9,6 +9,7 @@
 #include "passes/dead_nodes.h"
 #include "passes/dedup_initializers.h"
 #include "passes/fold_constants.h"
+#include "passes/pack_scalars.h"
 #include "passes/pass_manager.h"
 
 namespace pytensor_onnx {
@@ -193,6 +194,41 @@ TEST(Passes, DeadWorkInsideSubgraphsGoesAndFreesOuterValues) {
   EXPECT_EQ(count(g.graph(), "If"), 1u);
 }
 
+// A dead If's branches read outer values directly (they are in the values'
+// users lists): removing the If takes those reads away with it, at any depth,
+// or the lists keep nodes the branches free (a later pass reading the users
+// crashed: pack_scalar_inputs_of_kernels in the fuzzer).
+TEST(Passes, ADeadIfTakesItsBranchesReadsOfOuterValues) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, shape_of_sizes({}));
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  Value* kept_result = g.op1("Neg", {x});
+  Value* unused = nullptr;
+  {
+    GraphBuilder then_branch(g, "then");
+    GraphBuilder inner_then(then_branch, "inner_then");
+    inner_then.output(inner_then.op1("Exp", {x}), "inner_then_out");
+    GraphBuilder inner_else(then_branch, "inner_else");
+    inner_else.output(inner_else.op1("Neg", {x}), "inner_else_out");
+    then_branch.output(then_branch.op1("If", {cond}, {{"then_branch", inner_then.shared_graph()},
+                                                      {"else_branch", inner_else.shared_graph()}}),
+                       "then_out");
+    GraphBuilder else_branch(g, "else");
+    else_branch.output(else_branch.op1("Sqrt", {x}), "else_out");
+    unused = g.op1("If", {cond}, {{"then_branch", then_branch.shared_graph()}, {"else_branch", else_branch.shared_graph()}});
+  }  // (only the If holds its branches now, as when Python has let them go)
+  ASSERT_EQ(x->users.size(), 4u);
+  ASSERT_EQ(cond->users.size(), 2u);
+  g.output(kept_result, "y");
+  EXPECT_TRUE(eliminate_dead_nodes(g.graph()));
+  EXPECT_EQ(count(g.graph(), "If"), 0u);
+  EXPECT_EQ(x->users, (std::vector<Node*>{kept_result->producer}));
+  EXPECT_TRUE(cond->users.empty());
+  EXPECT_TRUE(unused->removed);
+  // Scalars only a kernel reads: the pass reads each input's users.
+  EXPECT_TRUE(pack_scalar_inputs_of_kernels(g.graph(), {}).empty());
+}
+
 // A branch reads one of two identical outer values: CSE redirects the read
 // to the kept twin and removes the other (found on an SVD gradient graph,
 // where a name-based check took the redirected read for a live one).
@@ -288,7 +324,6 @@ TEST(Passes, ViewsOfConstantsFoldWithoutCopying) {
 #include "kernel_ops.h"
 #include "passes/fold_into_kernels.h"
 #include "passes/merge_kernel_stages.h"
-#include "passes/pack_scalars.h"
 #include "passes/record_input_shapes.h"
 
 namespace pytensor_onnx {
