@@ -5,6 +5,7 @@
 
 #include "builder.h"
 #include "errors.h"
+#include "passes/check_links.h"
 #include "passes/cse.h"
 #include "passes/dead_nodes.h"
 #include "passes/dedup_initializers.h"
@@ -22,6 +23,16 @@ size_t count(const Graph& g, const std::string& op) {
 }
 
 Shape sym(std::initializer_list<Dim> dims) { return std::vector<Dim>(dims); }
+
+template <class F>
+void expect_internal_error(const F& call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected one saying: " << words;
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
 
 TEST(Passes, DeadNodesGoAndOutputsStay) {
   GraphBuilder g(18);
@@ -225,8 +236,45 @@ TEST(Passes, ADeadIfTakesItsBranchesReadsOfOuterValues) {
   EXPECT_EQ(x->users, (std::vector<Node*>{kept_result->producer}));
   EXPECT_TRUE(cond->users.empty());
   EXPECT_TRUE(unused->removed);
+  EXPECT_NO_THROW(check_links(g.graph()));
   // Scalars only a kernel reads: the pass reads each input's users.
   EXPECT_TRUE(pack_scalar_inputs_of_kernels(g.graph(), {}).empty());
+}
+
+// The pass manager's last step: the links passes leave are checked, so a
+// broken one is an error naming it rather than a pointer a later pass follows.
+TEST(Passes, BrokenLinksAreRefusedAfterThePasses) {
+  auto build = [](GraphBuilder& g) {
+    Value* x = g.input("x", DType::Float64, shape_of_sizes({2}));
+    Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+    GraphBuilder then_branch(g, "then");
+    then_branch.output(then_branch.op1("Exp", {x}), "then_out");
+    GraphBuilder else_branch(g, "else");
+    else_branch.output(else_branch.op1("Neg", {x}), "else_out");
+    Value* y = g.op1("If", {cond}, {{"then_branch", then_branch.shared_graph()}, {"else_branch", else_branch.shared_graph()}});
+    g.output(g.op1("Add", {y, x}), "y");
+    return x;
+  };
+  GraphBuilder good(18);
+  build(good);
+  EXPECT_NO_THROW(optimize_model(good.graph(), nullptr));
+  EXPECT_NO_THROW(check_links(good.graph()));
+
+  GraphBuilder stranger(18);
+  Node* strangers_node = stranger.op1("Neg", {stranger.input("s", DType::Float64, shape_of_sizes({2}))})->producer;
+  GraphBuilder foreign_user(18);
+  build(foreign_user)->users.push_back(strangers_node);
+  expect_internal_error([&] { check_links(foreign_user.graph()); }, "lists a user that is no node of the graph");
+
+  GraphBuilder missing_read(18);
+  Value* x = build(missing_read);
+  x->users.erase(x->users.begin());  // (the branch's Exp, or the Add: a read its list lost)
+  expect_internal_error([&] { check_links(missing_read.graph()); }, "is read 3 times and lists 2 users");
+
+  GraphBuilder twice(18);
+  Value* x2 = build(twice);
+  x2->users.push_back(x2->users.back());
+  expect_internal_error([&] { check_links(twice.graph()); }, "times, which reads it 1 times");
 }
 
 // A branch reads one of two identical outer values: CSE redirects the read

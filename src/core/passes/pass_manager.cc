@@ -1,5 +1,6 @@
 #include "pass_manager.h"
 
+#include "check_links.h"
 #include "cleanup.h"
 #include "cse.h"
 #include "dead_nodes.h"
@@ -67,9 +68,14 @@ int optimize_graph(Graph& graph, const PassOptions& options) {
 int optimize_model(Graph& main, const FunctionLibrary* functions, PassOptions options) {
   options.functions = functions;
   if (functions) {
-    for (const Function* f : functions->all()) optimize_graph(*f->body, options);
+    for (const Function* f : functions->all()) {
+      optimize_graph(*f->body, options);
+      check_links(*f->body);
+    }
   }
-  return optimize_graph(main, options);
+  const int sweeps = optimize_graph(main, options);
+  check_links(main);
+  return sweeps;
 }
 
 }  // namespace pytensor_onnx
