@@ -102,6 +102,19 @@ T* column_major_copy(const T* a, std::vector<T>& out, int n) {
   return out.data();
 }
 
+// `b` as LAPACK's column-major n x k matrix in `out`: one pass over it.
+template <class T>
+T* column_major_rhs(const RightHandSide<T>& b, std::vector<T>& out, int n, int k) {
+  const size_t count = static_cast<size_t>(n) * k;
+  out.resize(count);
+  if (b.column_major) std::copy(b.data, b.data + count, out.data());
+  else transpose_into(b.data, out.data(), n, k);
+  if (b.negate) {
+    for (T& v : out) v = -v;
+  }
+  return out.data();
+}
+
 template <class T>
 int query_size(T work_size) {
   return std::max(1, static_cast<int>(work_size));
@@ -168,11 +181,10 @@ void cholesky(const T* a, T* out, int n, bool lower, Workspace<T>& ws) {
 }
 
 template <class T>
-void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bool trans, bool unit_diagonal,
-                      Workspace<T>& ws) {
+void solve_triangular(const T* a, const RightHandSide<T>& b, T* x, int n, int k, bool lower, bool trans,
+                      bool unit_diagonal, Workspace<T>& ws) {
   if (n == 0 || k == 0) return;
-  ws.values.resize(static_cast<size_t>(n) * k);
-  transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
+  column_major_rhs(b, ws.values, n, k);
   // Row-major `a` read as a column-major matrix is a^T: its other triangle,
   // and the transposed system (as PyTensor's own perform solves it).
   const char* uplo = uplo_of(!lower);
@@ -207,10 +219,9 @@ void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bo
 }
 
 template <class T>
-void cholesky_solve(const T* c, const T* b, T* x, int n, int k, bool lower, Workspace<T>& ws) {
+void cholesky_solve(const T* c, const RightHandSide<T>& b, T* x, int n, int k, bool lower, Workspace<T>& ws) {
   if (n == 0 || k == 0) return;
-  ws.values.resize(static_cast<size_t>(n) * k);
-  transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
+  column_major_rhs(b, ws.values, n, k);
   // Row-major L read as a column-major matrix is L^T = U, and A = U^T U.
   int info = 0;
   PYTENSOR_ONNX_LAPACK(T, potrs)(uplo_of(!lower), &n, &k, c, &n, ws.values.data(), &n, &info);
@@ -222,12 +233,10 @@ void cholesky_solve(const T* c, const T* b, T* x, int n, int k, bool lower, Work
 }
 
 template <class T>
-void solve(const T* a, const T* b, T* x, int n, int k, Assume assume, bool lower, Workspace<T>& ws) {
+void solve(const T* a, const RightHandSide<T>& b, T* x, int n, int k, Assume assume, bool lower, Workspace<T>& ws) {
   if (n == 0 || k == 0) return;
   T* lu = column_major_copy(a, ws.more, n);
-  ws.values.resize(static_cast<size_t>(n) * k);
-  transpose_into(b, ws.values.data(), n, k);  // LAPACK's column-major n x k
-  T* rhs = ws.values.data();
+  T* rhs = column_major_rhs(b, ws.values, n, k);
   int info = 0;
   switch (assume) {
     case Assume::General:
@@ -490,9 +499,10 @@ void svd(const T* a, T* u, T* s, T* vt, int m, int n, bool vectors, bool full_ma
 
 #define PYTENSOR_ONNX_INSTANTIATE(T)                                                                            \
   template void cholesky<T>(const T*, T*, int, bool, Workspace<T>&);                                            \
-  template void solve_triangular<T>(const T*, const T*, T*, int, int, bool, bool, bool, Workspace<T>&);        \
-  template void cholesky_solve<T>(const T*, const T*, T*, int, int, bool, Workspace<T>&);                      \
-  template void solve<T>(const T*, const T*, T*, int, int, Assume, bool, Workspace<T>&);                       \
+  template void solve_triangular<T>(const T*, const RightHandSide<T>&, T*, int, int, bool, bool, bool,         \
+                                      Workspace<T>&);                                                         \
+  template void cholesky_solve<T>(const T*, const RightHandSide<T>&, T*, int, int, bool, Workspace<T>&);       \
+  template void solve<T>(const T*, const RightHandSide<T>&, T*, int, int, Assume, bool, Workspace<T>&);        \
   template bool lu_factor<T>(const T*, T*, int64_t*, int64_t*, int, Workspace<T>&);                            \
   template bool inverse<T>(const T*, T*, int, Workspace<T>&);                                                   \
   template void slogdet<T>(const T*, int, T*, T*, Workspace<T>&);                                               \

@@ -38,17 +38,27 @@ struct Workspace {
   std::vector<int> ints;
 };
 
+// A solve's n x k right-hand side: row-major, or column-major (LAPACK's
+// layout: the memory of the k x n matrix it transposes, which a solve of a
+// transposed `b` reads in place of transposing it twice), negated or not.
+template <class T>
+struct RightHandSide {
+  const T* data;
+  bool column_major = false;
+  bool negate = false;
+};
+
 // Each takes one n x n matrix `a` (row-major) and, for the solves, the n x k
 // right-hand side `b` (k = 1 for a vector); n and k fit LAPACK's int.
 template <class T>
 void cholesky(const T* a, T* out, int n, bool lower, Workspace<T>& ws);
 template <class T>
-void solve_triangular(const T* a, const T* b, T* x, int n, int k, bool lower, bool trans, bool unit_diagonal,
-                      Workspace<T>& ws);
+void solve_triangular(const T* a, const RightHandSide<T>& b, T* x, int n, int k, bool lower, bool trans,
+                      bool unit_diagonal, Workspace<T>& ws);
 template <class T>
-void cholesky_solve(const T* c, const T* b, T* x, int n, int k, bool lower, Workspace<T>& ws);
+void cholesky_solve(const T* c, const RightHandSide<T>& b, T* x, int n, int k, bool lower, Workspace<T>& ws);
 template <class T>
-void solve(const T* a, const T* b, T* x, int n, int k, Assume assume, bool lower, Workspace<T>& ws);
+void solve(const T* a, const RightHandSide<T>& b, T* x, int n, int k, Assume assume, bool lower, Workspace<T>& ws);
 // scipy.linalg.lu_factor (getrf): `packed` holds the unit-lower L below the
 // diagonal and U on and above (row-major), `pivots` LAPACK's row swaps
 // 0-based, `perm` the rows of P A in terms of A's; returns whether a pivot

@@ -203,30 +203,6 @@ void LinalgKernel::permutations(Ort::KernelContext& ctx) {
   for (int64_t i = 0; i < items; ++i) linalg::pivots_to_permutation(data + i * n, perm + i * n, n, settings_.inverse);
 }
 
-// The right-hand side of a solve made the one the system reads from `given`
-// (`count` elements: r x c matrices when `transpose`): each matrix
-// transposed to c x r when `transpose`, every element negated when
-// `negate`, into `into`; `given` itself when neither.
-template <class T>
-const T* right_hand_side(const T* given, size_t count, int64_t r, int64_t c, bool transpose, bool negate,
-                         std::vector<T>& into) {
-  if (!transpose && !negate) return given;
-  into.resize(count);
-  if (!transpose) {
-    for (size_t e = 0; e < count; ++e) into[e] = -given[e];
-    return into.data();
-  }
-  const size_t size = static_cast<size_t>(r) * static_cast<size_t>(c);
-  for (size_t m = 0; size > 0 && m < count / size; ++m) {
-    const T* from = given + m * size;
-    T* to = into.data() + m * size;
-    for (int64_t i = 0; i < r; ++i) {
-      for (int64_t j = 0; j < c; ++j) to[j * r + i] = negate ? -from[i * c + j] : from[i * c + j];
-    }
-  }
-  return into.data();
-}
-
 template <class T>
 void make_one_matrix(const LinalgSettings& settings, const T* a_data, const std::vector<int64_t>& a_shape,
                      const T* given_b, const std::vector<int64_t>* given_b_shape, const OutputMemory<T>& output) {
@@ -246,9 +222,8 @@ void make_one_matrix(const LinalgSettings& settings, const T* a_data, const std:
   }
   std::vector<int64_t> b_shape = *given_b_shape;
   const size_t b_ndim = settings.b_ndim;
+  if (settings.transpose_b && b_ndim != 2) throw std::logic_error("transpose_b needs b_ndim 2");  // (linalg_settings)
   if (settings.transpose_b && b_shape.size() < 2) throw std::invalid_argument("b read transposed must have 2 dims or more");
-  const int64_t given_rows = b_shape.size() >= 2 ? b_shape[b_shape.size() - 2] : 0;
-  const int64_t given_columns = b_shape.empty() ? 0 : b_shape.back();
   if (settings.transpose_b) std::swap(b_shape.back(), b_shape[b_shape.size() - 2]);
   if (b_shape.size() < b_ndim || b_shape[b_shape.size() - b_ndim] != n) {
     throw std::invalid_argument("b's rows must match a's size " + std::to_string(n));
@@ -257,13 +232,13 @@ void make_one_matrix(const LinalgSettings& settings, const T* a_data, const std:
   const linalg::BatchPlan plan = linalg::plan_batch(a_shape, 2, b_shape, b_ndim);
   const std::vector<int64_t> core(b_shape.end() - static_cast<long>(b_ndim), b_shape.end());
   T* x = output(concat(plan.batch, core));
-  std::vector<T> b_read;
-  const T* b_data = right_hand_side(given_b, static_cast<size_t>(count(b_shape)), given_rows, given_columns,
-                                    settings.transpose_b, settings.negate_b, b_read);
+  // A transposed b (b_ndim 2, linalg_settings) is, matrix by matrix, the
+  // column-major memory LAPACK reads: read as it is, not transposed twice.
   const size_t b_size = static_cast<size_t>(n) * k;
   for (size_t i = 0; i < plan.a_items.size(); ++i) {
     const T* ai = a_data + static_cast<size_t>(plan.a_items[i]) * a_size;
-    const T* bi = b_data + static_cast<size_t>(plan.b_items[i]) * b_size;
+    const linalg::RightHandSide<T> bi{given_b + static_cast<size_t>(plan.b_items[i]) * b_size, settings.transpose_b,
+                                      settings.negate_b};
     T* xi = x + i * b_size;
     switch (settings.kind) {
       case LinalgKind::SolveTriangular:

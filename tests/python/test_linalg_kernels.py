@@ -180,6 +180,36 @@ def test_triangular_solves_are_scipys_bits_at_every_size(lower, trans, unit_diag
         assert np.isnan(got).all(), got
 
 
+@pytest.mark.parametrize("transpose_b, negate_b", [(1, 0), (0, 1), (1, 1)])
+def test_transposed_and_negated_right_hand_sides_are_scipys_bits(transpose_b, negate_b, rng):
+    # What the folds give a triangular solve (fold_transposes_into_kernels.h):
+    # b read transposed (LAPACK's column-major memory, read as it is) and/or
+    # negated, as a node and as a stage, against SciPy on the solved b; a
+    # stack of b against one matrix and a stack of both (batch broadcast).
+    import scipy.linalg
+
+    for lower, trans in [(1, 0), (0, 1)]:
+        attrs = dict(lower=lower, trans=trans, b_ndim=2, transpose_b=transpose_b, negate_b=negate_b)
+        node = _linalg_session("SolveTriangular_float64", 2, **attrs)
+        stage = _linalg_session("Elemwise_float64", 2, linalg="SolveTriangular", input_dtypes="float64 float64", **attrs)
+        for n, k, a_batch, b_batch in [(1, 1, (), ()), (7, 3, (), ()), (20, 20, (), ()), (9, 12, (), (2,)),
+                                       (6, 5, (3,), (1,)), (5, 0, (), ())]:
+            matrix = rng.normal(size=(*a_batch, n, n)) + n * np.eye(n)
+            solved = rng.normal(size=(*b_batch, n, k))
+            given = np.ascontiguousarray(np.swapaxes(solved, -1, -2)) if transpose_b else solved
+            given = -given if negate_b else given
+            batch = np.broadcast_shapes(a_batch, b_batch)
+            want = np.empty((*batch, n, k))
+            for idx in np.ndindex(*batch):
+                a_idx = tuple(i if d > 1 else 0 for i, d in zip(idx[len(idx) - len(a_batch):], a_batch))
+                b_idx = tuple(i if d > 1 else 0 for i, d in zip(idx[len(idx) - len(b_batch):], b_batch))
+                want[idx] = scipy.linalg.solve_triangular(matrix[a_idx], solved[b_idx], lower=bool(lower), trans=trans)
+            for session in (node, stage):
+                got = session.run(None, {"a": matrix, "b": given})[0]
+                assert got.shape == want.shape, (got.shape, want.shape)
+                np.testing.assert_array_equal(got, want, err_msg=f"n={n}, k={k}, batches {a_batch}, {b_batch}")
+
+
 @pytest.mark.parametrize(
     "op, attrs, message",
     [
