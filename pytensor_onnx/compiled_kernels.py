@@ -134,11 +134,9 @@ def is_compiled(*attributes) -> bool:
 
 def node_is_compiled(node) -> bool:
     """Whether the programs of a kernel node (an ``onnx.NodeProto`` of type
-    ``Elemwise_<dtype>`` or ``ScalarLoop_<dtype>``) were compiled, for some
-    scalar inputs: one of its stages' programs at least, and each of more
-    than one instruction. (A one-instruction program that the core merged in
-    as a stage, ONNX's arithmetic, is interpreted: the interpreter runs that
-    instruction's own loop.)"""
+    ``Elemwise_<dtype>`` or ``ScalarLoop_<dtype>``) were compiled, each of
+    its program stages for some scalar inputs (one-instruction stages the
+    core merged in too: ``compile_graph_programs``)."""
     if node.op_type.startswith("ScalarLoop_"):
         attributes = {a.name: a for a in node.attribute}
         return is_compiled(attributes["input_dtypes"].s.decode(), attributes["program"].s.decode(),
@@ -149,7 +147,7 @@ def node_is_compiled(node) -> bool:
             for key in _COMPILED if len(key) == 4)
         for stage in programs
     ]
-    return any(compiled) and all(done or ";" not in stage["program"] for done, stage in zip(compiled, programs))
+    return bool(compiled) and all(compiled)
 
 
 def _key(*attributes) -> tuple:
@@ -167,6 +165,19 @@ def compile_block(input_dtypes: str, program: str, output_registers, scalar_inpu
     written for the inputs flagged in ``scalar_inputs`` (one bool per input)
     holding one element, for ``compile_queued``."""
     _queue(_key(input_dtypes, program, output_registers, [bool(s) for s in scalar_inputs]))
+
+
+def compile_graph_programs(programs) -> None:
+    """Queue, for ``compile_queued``, the element-wise programs of a converted
+    graph as its final form reads them (``GraphBuilder.stage_programs()``:
+    input dtypes, program, output registers, inputs of one element per
+    program stage): with those the rules queued, the programs the core's
+    passes wrote (ONNX's arithmetic merged in as one-instruction stages, a
+    rule's program rewritten), interpreted before. Each for the inputs that
+    hold one element whatever the run, which the compiled code reads once
+    (work on those alone, a parameter's gammaln, runs once per block)."""
+    for input_dtypes, program, output_registers, scalar_inputs in programs:
+        compile_block(input_dtypes, program, output_registers, scalar_inputs)
 
 
 def _queue(key: tuple) -> None:

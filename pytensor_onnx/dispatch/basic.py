@@ -181,9 +181,11 @@ def fgraph_to_onnx(
     finally:
         _conversion.kernels = previous
     if kernels:
-        # The kernel nodes' programs as machine code, before a session builds their kernels.
+        # The kernel nodes' programs as machine code, before a session builds
+        # their kernels; with those the passes wrote (read from the final graph).
         from pytensor_onnx import compiled_kernels
 
+        compiled_kernels.compile_graph_programs(result.builder.stage_programs())
         compiled_kernels.compile_queued()
     return result
 

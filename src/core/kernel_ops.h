@@ -11,6 +11,7 @@
 
 namespace pytensor_onnx {
 
+class Graph;
 struct Node;
 
 inline constexpr const char* kKernelDomain = "pytensor_onnx.kernels";
@@ -58,6 +59,22 @@ bool reads_a_dim(const Node& node, size_t i, size_t stage = 0);
 // runs along, or -1 where the view drops it (size 1). nullopt: the input is
 // read as NumPy broadcasts it.
 std::optional<std::vector<int64_t>> input_axes_of(const Node& node, size_t i, size_t stage = 0);
+
+// The element-wise programs of the Elemwise kernel nodes of `graph` and of
+// its If/Loop bodies, each once: per program stage (a loop's is its own),
+// its attributes `input_dtypes`, `program`, `output_registers`, the key under
+// which the kernel library looks up the program's compiled code
+// (src/kernels/compiled.h), and which of its inputs hold one element
+// whatever the run (static sizes of 1, or an axis's size it reads), which a
+// compiled variant reads once. The merge pass writes programs of its own
+// (ONNX's arithmetic as a stage), which only the final graph shows.
+struct StageProgram {
+  std::string input_dtypes;
+  std::string program;
+  std::vector<int64_t> output_registers;
+  std::vector<bool> scalar_inputs;
+};
+std::vector<StageProgram> stage_programs(const Graph& graph);
 
 // The same records from a map per input (nullopt: not a view).
 std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::vector<int64_t>>>& axes);

@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
@@ -12,6 +13,7 @@
 #include "builder.h"
 #include "cell_thunk.h"
 #include "errors.h"
+#include "kernel_ops.h"
 #include "kernels.h"
 #include "ops.h"
 #include "opset.h"
@@ -398,6 +400,19 @@ NB_MODULE(_core, m) {
           nb::arg("fold_constants") = true, nb::arg("cse") = true,
           "Run dead-node elimination, constant folding of shape arithmetic, initializer dedup, CSE and "
           "cast/identity cleanup to a fixed point, on the main graph and every function body.")
+      .def(
+          "stage_programs",
+          [](GraphBuilder& g) {
+            std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, std::vector<bool>>> programs;
+            for (StageProgram& p : stage_programs(g.graph())) {
+              programs.emplace_back(std::move(p.input_dtypes), std::move(p.program), std::move(p.output_registers),
+                                    std::move(p.scalar_inputs));
+            }
+            return programs;
+          },
+          "The element-wise programs of the graph's Elemwise kernel nodes (and of its If/Loop bodies), each "
+          "once: (input_dtypes, program, output_registers, scalar_inputs) per program stage, the attributes the "
+          "kernel library looks compiled code up by and which inputs hold one element whatever the run.")
       .def(
           "record_input_shapes_in_kernels",
           [](GraphBuilder& g, bool scalar_ranks_checked) {

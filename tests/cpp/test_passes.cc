@@ -632,6 +632,43 @@ TEST(MergeKernelStages, AProducerRunsAsAnEarlierStageOfItsReader) {
   EXPECT_EQ(out->shape->size(), 1u);
 }
 
+// What mode ONNX compiles (compiled_kernels.compile_graph_programs): each
+// program stage of the final graph once, flagged where an input holds one
+// element whatever the run (a static size-1 input, an earlier stage's 0-d
+// output), in If/Loop bodies too.
+TEST(MergeKernelStages, StageProgramsAreListedWithTheirInputsOfOneElement) {
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n")}));
+  Value* y = g.input("y", DType::Float64, shape_of_sizes({}));
+  Value* row = g.input("row", DType::Float64, shape_of_sizes({1, 1}));
+  Value* a = program_node(g, {x});
+  Value* out = program_node(g, {y, a});  // merged: stage 1 reads y (0-d) and stage 0's vector
+  Value* same = program_node(g, {row, x});  // stage 0's program again, other inputs: a second entry
+  g.output(out, "out");
+  g.output(same, "same");
+  Value* cond = g.input("c", DType::Bool, shape_of_sizes({}));
+  GraphBuilder then_branch(g, "then");
+  then_branch.output(program_node(then_branch, {x, y}), "then_out");  // (the 2-input program, again: once)
+  GraphBuilder else_branch(g, "else");
+  else_branch.output(program_node(else_branch, {x, x, x}), "else_out");
+  g.output(g.op1("If", {cond}, {{"then_branch", then_branch.shared_graph()}, {"else_branch", else_branch.shared_graph()}}),
+           "branch");
+  optimize_graph(g.graph());
+  std::vector<std::tuple<std::string, std::string, std::vector<bool>>> listed;
+  for (const StageProgram& p : stage_programs(g.graph())) {
+    EXPECT_EQ(p.output_registers.size(), 1u);
+    listed.emplace_back(p.input_dtypes, p.program, p.scalar_inputs);
+  }
+  const std::string two = "Exp float64 0;Add float64 2 1";
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, (std::vector<std::tuple<std::string, std::string, std::vector<bool>>>{
+                        {"float64", "Exp float64 0", {false}},
+                        {"float64 float64", two, {false, true}},  // (the branch's x and 0-d y)
+                        {"float64 float64", two, {true, false}},  // (stage 1's 0-d y and vector; row and x: once)
+                        {"float64 float64 float64", "Exp float64 0;Add float64 3 1;Add float64 4 2",
+                         {false, false, false}}}));
+}
+
 TEST(MergeKernelStages, OutputsOthersReadStayOutputsOfTheMergedNode) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::Float64, shape_of_sizes({3}));

@@ -67,6 +67,16 @@ def _cases():
     cases.append(("large_with_sums", [big], [pt.exp(-big * big) * 3.0 + abs(big), (big * big).sum(), pt.log1p(abs(big)).sum(),
                                              (big > 4.0).any()], [bv]))
     cases.append(("empty", [x, y], [x * y + 1.0, (x - y).sum(), (x > y).all()], [np.zeros(0), np.zeros(0)]))
+    # ONNX's arithmetic that rules write beside kernel nodes (a log-softmax's
+    # recipe, a softmax divided, a product with a solve), merged by the core
+    # as one-instruction stages: compiled from the final graph.
+    sq, lower, rhs = pt.dmatrix("sq"), pt.dmatrix("lower"), pt.dmatrix("rhs")
+    sqv = rng.normal(size=(5, 5))
+    sqv[1, 2], sqv[3, 0] = np.inf, np.nan
+    cases.append(("merged_onnx_arithmetic", [sq, lower, rhs],
+                  [pt.special.log_softmax(sq, axis=-1) * 2.0, pt.special.softmax(sq, axis=0),
+                   pt.linalg.solve_triangular(lower, rhs, lower=True) * sq],
+                  [sqv, np.tril(rng.normal(size=(5, 5))) + 5 * np.eye(5), rng.normal(size=(5, 5))]))
     return cases
 
 
@@ -83,11 +93,13 @@ def test_compiled_programs_give_the_interpreters_bits(name, tmp_path):
         pytest.skip("the kernel library or compiled kernels are off in this environment")
     pytest.importorskip("llvmlite")
     fn, compiled = _case_results(name)
-    # (Nodes of ONNX's arithmetic alone, one-instruction stages the core
-    # merged, are interpreted: compiled_kernels.node_is_compiled.)
+    # (Every program stage, one-instruction stages the core merged in too.)
     nodes = [n for n in fn.maker.linker.onnx_model.graph.node
-             if n.op_type.startswith("Elemwise_") and any(";" in s.get("program", "") for s in kernels.elemwise_stages(n))]
+             if n.op_type.startswith("Elemwise_") and any("program" in s for s in kernels.elemwise_stages(n))]
     assert nodes
+    if name == "merged_onnx_arithmetic":
+        programs = [s["program"] for n in nodes for s in kernels.elemwise_stages(n) if "program" in s]
+        assert sum(";" not in p for p in programs) >= 5, programs  # (2.38's log-softmax adds a program of its own)
     assert all(compiled_kernels.node_is_compiled(n) for n in nodes), [n.name for n in nodes]
     assert_interpreter_bits(__file__, name, compiled, tmp_path)
     _, inputs, outputs, values = [c for c in _cases() if c[0] == name][0]

@@ -2,8 +2,11 @@
 // their types and shapes are those of the recipes they replace.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -432,6 +435,53 @@ const Shape* node_input_shape(const Node& node, size_t k) {
   return packed && (*packed)[k] >= 0 ? &scalar : &in->shape;
 }
 
+// The shapes of a node of several stages, inferred stage by stage as the
+// kernel runs them: each stage's inputs' (node inputs', or earlier stages'
+// outputs') and the stages' outputs' (numbered across the stages). Checks
+// the wiring (attributes `stage_inputs`, `stage_outputs`).
+struct StageShapes {
+  std::vector<std::vector<const Shape*>> inputs;  // per stage
+  std::deque<Shape> values;  // (a deque: `inputs` point into it, through pushes and moves of the whole)
+};
+
+StageShapes stage_shapes(const Node& node) {
+  const int64_t stages = node.attrs.get_int("stages", 1);
+  const std::vector<int64_t> sources = node.attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
+  const size_t n_destinations = node.attrs.get_ints("stage_outputs").value_or(std::vector<int64_t>{}).size();
+  // (As the kernel, src/kernels/elemwise.cc.)
+  constexpr int64_t kMaxStages = 4096;
+  if (stages < 1 || stages > kMaxStages) throw BuildError("attribute 'stages' must be 1 to 4096");
+  StageShapes shapes;
+  size_t next_source = 0;
+  for (size_t s = 0; s < static_cast<size_t>(stages); ++s) {
+    const size_t n_in = stage_input_count(node, s), n_out = stage_output_count(node, s);
+    if (next_source + n_in > sources.size() || shapes.values.size() + n_out > n_destinations) {
+      throw BuildError("attributes 'stage_inputs' and 'stage_outputs' must wire every stage's inputs and outputs");
+    }
+    std::vector<const Shape*>& inputs = shapes.inputs.emplace_back();
+    for (size_t i = 0; i < n_in; ++i) {
+      const int64_t source = sources[next_source++];
+      const size_t g = static_cast<size_t>(-(source + 1));
+      if (source >= 0 ? static_cast<size_t>(source) >= node.inputs.size() : g >= shapes.values.size()) {
+        throw BuildError("attribute 'stage_inputs' names input " + std::to_string(source) +
+                         ": not a node input, nor an earlier stage's output");
+      }
+      inputs.push_back(source >= 0 ? node_input_shape(node, static_cast<size_t>(source)) : &shapes.values[g]);
+    }
+    for (Shape& shape : elementwise_stage_shapes(node, s, inputs, n_out)) shapes.values.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+// The input shapes of a node of one stage (no stage attributes; its outputs'
+// are not needed here).
+StageShapes one_stage_shapes(const Node& node) {
+  StageShapes shapes;
+  std::vector<const Shape*>& inputs = shapes.inputs.emplace_back();
+  for (size_t k = 0; k < node.inputs.size(); ++k) inputs.push_back(node_input_shape(node, k));
+  return shapes;
+}
+
 // The packed output of float64 scalars `stand_ins` (none: the node packs nothing).
 void pack_stand_ins(Node& node, const std::vector<Value>& stand_ins) {
   if (stand_ins.empty()) return;
@@ -483,43 +533,64 @@ bool infer_kernel_node(Node& node) {
     pack_stand_ins(node, stand_ins);
     return true;
   }
-  const int64_t stages = node.attrs.get_int("stages", 1);
-  const std::vector<int64_t> sources = node.attrs.get_ints("stage_inputs").value_or(std::vector<int64_t>{});
+  const StageShapes shapes = stage_shapes(node);
   const std::vector<int64_t> destinations = node.attrs.get_ints("stage_outputs").value_or(std::vector<int64_t>{});
-  // (As the kernel, src/kernels/elemwise.cc.)
-  constexpr int64_t kMaxStages = 4096;
-  if (stages < 1 || stages > kMaxStages) throw BuildError("attribute 'stages' must be 1 to 4096");
-  std::vector<Shape> values;  // the stages' outputs, numbered across them
-  size_t next_source = 0, next_destination = 0;
-  for (size_t s = 0; s < static_cast<size_t>(stages); ++s) {
-    const size_t n_in = stage_input_count(node, s), n_out = stage_output_count(node, s);
-    if (next_source + n_in > sources.size() || next_destination + n_out > destinations.size()) {
-      throw BuildError("attributes 'stage_inputs' and 'stage_outputs' must wire every stage's inputs and outputs");
+  for (size_t j = 0; j < shapes.values.size(); ++j) {
+    const int64_t destination = destinations[j];
+    if (destination < -1 || destination >= static_cast<int64_t>(outputs.size())) {
+      throw BuildError("attribute 'stage_outputs' names output " + std::to_string(destination) + " of " +
+                       std::to_string(outputs.size()));
     }
-    std::vector<const Shape*> inputs;
-    for (size_t i = 0; i < n_in; ++i) {
-      const int64_t source = sources[next_source++];
-      const size_t g = static_cast<size_t>(-(source + 1));
-      if (source >= 0 ? static_cast<size_t>(source) >= node.inputs.size() : g >= values.size()) {
-        throw BuildError("attribute 'stage_inputs' names input " + std::to_string(source) +
-                         ": not a node input, nor an earlier stage's output");
-      }
-      inputs.push_back(source >= 0 ? node_input_shape(node, static_cast<size_t>(source)) : &values[g]);
-    }
-    for (Shape& shape : elementwise_stage_shapes(node, s, inputs, n_out)) values.push_back(std::move(shape));
-    for (size_t j = values.size() - n_out; j < values.size(); ++j) {
-      const int64_t destination = destinations[next_destination++];
-      if (destination < -1 || destination >= static_cast<int64_t>(outputs.size())) {
-        throw BuildError("attribute 'stage_outputs' names output " + std::to_string(destination) + " of " +
-                         std::to_string(outputs.size()));
-      }
-      if (destination < 0) continue;
-      outputs[static_cast<size_t>(destination)]->dtype = dtype;
-      outputs[static_cast<size_t>(destination)]->shape = values[j];
-    }
+    if (destination < 0) continue;
+    outputs[static_cast<size_t>(destination)]->dtype = dtype;
+    outputs[static_cast<size_t>(destination)]->shape = shapes.values[j];
   }
   pack_stand_ins(node, stand_ins);
   return true;
+}
+
+namespace {
+
+// Whether a value of `shape` holds one element whatever the run.
+bool one_element(const Shape* shape) {
+  return shape && *shape && std::all_of((*shape)->begin(), (*shape)->end(), [](const Dim& d) {
+           return d.size == 1;
+         });
+}
+
+using ProgramKey = std::tuple<std::string, std::string, std::vector<int64_t>, std::vector<bool>>;
+
+void add_stage_programs(const Graph& graph, std::set<ProgramKey>& seen, std::vector<StageProgram>& programs) {
+  for (const Node* node : graph.nodes()) {
+    for (const auto& attr : node->attrs.items()) {
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) add_stage_programs(**sub, seen, programs);
+    }
+    if (!is_elemwise_kernel(*node)) continue;
+    const StageShapes shapes = has_stages(*node) ? stage_shapes(*node) : one_stage_shapes(*node);
+    const std::vector<std::vector<const Shape*>>& inputs = shapes.inputs;
+    for (size_t s = 0; s < inputs.size(); ++s) {
+      const std::optional<std::string> program = node->attrs.get_string(stage_attribute("program", s));
+      if (!program || is_loop_stage(*node, s)) continue;
+      StageProgram found{node->attrs.get_string(stage_attribute("input_dtypes", s)).value_or(""), *program,
+                         node->attrs.get_ints(stage_attribute("output_registers", s)).value_or(std::vector<int64_t>{}),
+                         {}};
+      for (size_t i = 0; i < inputs[s].size(); ++i) {
+        found.scalar_inputs.push_back(reads_a_dim(*node, i, s) || one_element(inputs[s][i]));
+      }
+      if (seen.emplace(found.input_dtypes, found.program, found.output_registers, found.scalar_inputs).second) {
+        programs.push_back(std::move(found));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<StageProgram> stage_programs(const Graph& graph) {
+  std::set<ProgramKey> seen;
+  std::vector<StageProgram> programs;
+  add_stage_programs(graph, seen, programs);
+  return programs;
 }
 
 }  // namespace pytensor_onnx
