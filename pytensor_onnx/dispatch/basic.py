@@ -185,7 +185,8 @@ def fgraph_to_onnx(
         # their kernels; with those the passes wrote (read from the final graph).
         from pytensor_onnx import compiled_kernels
 
-        compiled_kernels.compile_graph_programs(result.builder.stage_programs())
+        if compiled_kernels.enabled():
+            compiled_kernels.compile_graph_programs(result.builder.stage_programs())
         compiled_kernels.compile_queued()
     return result
 

@@ -1,6 +1,5 @@
 #include "functions.h"
 
-#include <functional>
 
 namespace pytensor_onnx {
 
@@ -36,20 +35,6 @@ std::vector<const Function*> FunctionLibrary::all() const {
   return result;
 }
 
-namespace {
-
-// Calls `visit` on every node of `graph` and of its subgraphs.
-void for_each_node(const Graph& graph, const std::function<void(const Node&)>& visit) {
-  for (const Node* node : graph.nodes()) {
-    visit(*node);
-    for (const auto& attr : node->attrs.items()) {
-      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) for_each_node(**sub, visit);
-    }
-  }
-}
-
-}  // namespace
-
 bool is_random_op(const Node& node) {
   if (!node.domain.empty() && node.domain != "ai.onnx") return false;
   return node.op_type.rfind("Random", 0) == 0 || node.op_type == "Multinomial" || node.op_type == "Bernoulli";
@@ -57,7 +42,7 @@ bool is_random_op(const Node& node) {
 
 bool FunctionLibrary::calls_impure(const Graph& graph) const {
   bool impure = false;
-  for_each_node(graph, [&](const Node& node) {
+  for_each_node(graph, [&](const Graph&, const Node& node) {
     if (is_random_op(node)) impure = true;
     if (node.domain == kFunctionDomain) {
       const Function* f = by_name(node.op_type);
@@ -73,7 +58,7 @@ std::vector<const Function*> functions_called(const Graph& graph, const Function
   while (!pending.empty()) {
     const Graph* g = pending.back();
     pending.pop_back();
-    for_each_node(*g, [&](const Node& node) {
+    for_each_node(*g, [&](const Graph&, const Node& node) {
       if (node.domain != kFunctionDomain) return;
       const Function* f = library.by_name(node.op_type);
       if (f && reached.insert(f).second) pending.push_back(f->body.get());

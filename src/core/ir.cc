@@ -33,12 +33,11 @@ void unlink_subgraph_reads(const Node& node) {
   for (const auto& attr : node.attrs.items()) {
     const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value);
     if (!sub) continue;
-    for (Node* inner : (*sub)->nodes()) {
-      for (Value* in : inner->inputs) {
-        if (in && !(*sub)->owns(in)) erase_user(in, inner);
+    for_each_node(**sub, [](const Graph& body, const Node& inner) {
+      for (Value* in : inner.inputs) {
+        if (in && !body.owns(in)) erase_user(in, &inner);
       }
-      unlink_subgraph_reads(*inner);
-    }
+    });
   }
 }
 

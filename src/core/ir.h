@@ -157,4 +157,16 @@ class Graph {
   size_t nodes_with_subgraphs_ = 0;  // lets has_users skip the subgraph scan
 };
 
+// Calls `visit(graph, node)` on every node of `graph` and of its If/Loop
+// bodies at any depth, each with the graph that holds it.
+template <class Visit>
+void for_each_node(const Graph& graph, const Visit& visit) {
+  for (const Node* node : graph.nodes()) {
+    visit(graph, *node);
+    for (const auto& attr : node->attrs.items()) {
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) for_each_node(**sub, visit);
+    }
+  }
+}
+
 }  // namespace pytensor_onnx

@@ -560,26 +560,22 @@ bool one_element(const Shape* shape) {
 
 using ProgramKey = std::tuple<std::string, std::string, std::vector<int64_t>, std::vector<bool>>;
 
-void add_stage_programs(const Graph& graph, std::set<ProgramKey>& seen, std::vector<StageProgram>& programs) {
-  for (const Node* node : graph.nodes()) {
-    for (const auto& attr : node->attrs.items()) {
-      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) add_stage_programs(**sub, seen, programs);
+// Program stage of `node` (an Elemwise kernel node) not seen yet, into `programs`.
+void add_stage_programs(const Node& node, std::set<ProgramKey>& seen, std::vector<StageProgram>& programs) {
+  if (!is_elemwise_kernel(node)) return;
+  const StageShapes shapes = has_stages(node) ? stage_shapes(node) : one_stage_shapes(node);
+  const std::vector<std::vector<const Shape*>>& inputs = shapes.inputs;
+  for (size_t s = 0; s < inputs.size(); ++s) {
+    const std::optional<std::string> program = node.attrs.get_string(stage_attribute("program", s));
+    if (!program || is_loop_stage(node, s)) continue;
+    StageProgram found{node.attrs.get_string(stage_attribute("input_dtypes", s)).value_or(""), *program,
+                       node.attrs.get_ints(stage_attribute("output_registers", s)).value_or(std::vector<int64_t>{}),
+                       {}};
+    for (size_t i = 0; i < inputs[s].size(); ++i) {
+      found.scalar_inputs.push_back(reads_a_dim(node, i, s) || one_element(inputs[s][i]));
     }
-    if (!is_elemwise_kernel(*node)) continue;
-    const StageShapes shapes = has_stages(*node) ? stage_shapes(*node) : one_stage_shapes(*node);
-    const std::vector<std::vector<const Shape*>>& inputs = shapes.inputs;
-    for (size_t s = 0; s < inputs.size(); ++s) {
-      const std::optional<std::string> program = node->attrs.get_string(stage_attribute("program", s));
-      if (!program || is_loop_stage(*node, s)) continue;
-      StageProgram found{node->attrs.get_string(stage_attribute("input_dtypes", s)).value_or(""), *program,
-                         node->attrs.get_ints(stage_attribute("output_registers", s)).value_or(std::vector<int64_t>{}),
-                         {}};
-      for (size_t i = 0; i < inputs[s].size(); ++i) {
-        found.scalar_inputs.push_back(reads_a_dim(*node, i, s) || one_element(inputs[s][i]));
-      }
-      if (seen.emplace(found.input_dtypes, found.program, found.output_registers, found.scalar_inputs).second) {
-        programs.push_back(std::move(found));
-      }
+    if (seen.emplace(found.input_dtypes, found.program, found.output_registers, found.scalar_inputs).second) {
+      programs.push_back(std::move(found));
     }
   }
 }
@@ -589,7 +585,7 @@ void add_stage_programs(const Graph& graph, std::set<ProgramKey>& seen, std::vec
 std::vector<StageProgram> stage_programs(const Graph& graph) {
   std::set<ProgramKey> seen;
   std::vector<StageProgram> programs;
-  add_stage_programs(graph, seen, programs);
+  for_each_node(graph, [&](const Graph&, const Node& node) { add_stage_programs(node, seen, programs); });
   return programs;
 }
 

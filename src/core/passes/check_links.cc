@@ -9,16 +9,6 @@ namespace pytensor_onnx {
 
 namespace {
 
-template <class Visit>
-void for_each_node(const Graph& graph, const Visit& visit) {
-  for (const Node* node : graph.nodes()) {
-    visit(graph, *node);
-    for (const auto& attr : node->attrs.items()) {
-      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) for_each_node(**sub, visit);
-    }
-  }
-}
-
 [[noreturn]] void broken(const Graph& graph, const std::string& what) {
   throw std::logic_error("pytensor_onnx internal error: graph '" + graph.name() + "' after its passes: " + what +
                          " (a pass rewired it wrongly; please report the graph)");
