@@ -10,7 +10,7 @@ from pytensor.compile.mode import Mode
 from pytensor.compile.sharedvalue import SharedVariable
 
 from pytensor_onnx.mode import onnx_mode
-from pytensor_onnx.runtime import quiet_session_options
+from pytensor_onnx.runtime import default_session_options
 
 #: (rtol, atol) per dtype used when no assert_fn is given. Values are compared
 #: relatively: ``|got - want| <= rtol * max(|want|, tiny)``, tiny being the
@@ -195,8 +195,12 @@ def compare_onnx_and_py(
         kwargs = {} if opset_version is None else {"opset_version": opset_version}
         model = export_onnx(inputs, outputs, optimize=optimize, **kwargs)
         check_model(model)
+        # (Mode ONNX's session options: an intra-op pool that spins after a
+        # parallel node kept a core busy; test processes run side by side,
+        # and with spinning on, these sessions took 11-16% more time from the
+        # recipe-heavy test files on two cores.)
         session = ort.InferenceSession(
-            model.SerializeToString(), sess_options=quiet_session_options(), providers=["CPUExecutionProvider"]
+            model.SerializeToString(), sess_options=default_session_options(), providers=["CPUExecutionProvider"]
         )
         feed = {
             graph_input.name: _feed_value(var, value)
@@ -211,7 +215,7 @@ def compare_onnx_and_py(
             check_model(inlined)
             assert not inlined.functions
             session = ort.InferenceSession(
-                inlined.SerializeToString(), sess_options=quiet_session_options(), providers=["CPUExecutionProvider"]
+                inlined.SerializeToString(), sess_options=default_session_options(), providers=["CPUExecutionProvider"]
             )
             for i, (got, want) in enumerate(zip(session.run(None, feed), exported_results, strict=True)):
                 np.testing.assert_array_equal(got, want, err_msg=f"model with inlined functions, output {i}")

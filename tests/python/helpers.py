@@ -16,7 +16,7 @@ import pytest
 
 from pytensor_onnx.dispatch.utils import DATA_CHECK
 from pytensor_onnx.mode import onnx_mode
-from pytensor_onnx.runtime import newest_runtime_opset
+from pytensor_onnx.runtime import default_session_options, newest_runtime_opset
 from pytensor_onnx.testing import compare_onnx_and_py, py_function
 
 #: The opsets the across-opsets tests run at: 13, the interface changes at
@@ -266,6 +266,6 @@ def kernel_session(nodes, inputs, outputs):
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(kernels.DOMAIN, 1)], ir_version=8
     )
-    options = ort.SessionOptions()
+    options = default_session_options()
     kernels.register(options)
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])

@@ -25,6 +25,7 @@ from pytensor.tensor.special import LogSoftmax, Softmax
 from pytensor_onnx import export_function_onnx, export_onnx
 from pytensor_onnx.dispatch.utils import DATA_CHECK
 from pytensor_onnx.mode import onnx_mode
+from pytensor_onnx.runtime import default_session_options
 from pytensor_onnx.rewriting import ONNX_REWRITES
 from pytensor_onnx.testing import assert_same_result, check_model, py_function
 
@@ -215,7 +216,7 @@ def tolerance(state, index, spread):
 
 
 def run_exported(model, values):
-    options = ort.SessionOptions()
+    options = default_session_options()  # (mode ONNX's: no spinning pool, see compare_onnx_and_py)
     options.log_severity_level = 4  # error-parity cases fail on purpose; the failure raises
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     feed = {i.name: np.asarray(v) for i, v in zip(session.get_inputs(), values, strict=True)}
