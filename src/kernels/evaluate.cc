@@ -434,21 +434,19 @@ RunPlan make_plan(const Program& p, const std::vector<bool>& scalar_inputs) {
   return plan;
 }
 
-// A run of one block, without reductions, whose inputs are each the
-// output's own elements or one element, through a compiled function (a
-// PyMC-sized stage's usual run): the function on the inputs' own memory,
-// without the set-up the general path makes for views, broadcasting,
-// partial reductions and tasks, which cost more than such a stage's work
-// (~0.1 us a stage). The function the general path picks, on the same
-// values: its bits. False (nothing done) where the general path must run:
-// a view, a broadcast, a one-element input that the function reads as an
-// array (filled per block there), an interpreted program.
+// A run of one block whose inputs are each the output's own elements or one
+// element, through a compiled function (a PyMC-sized stage's usual run):
+// the function on the inputs' own memory, its reduced outputs' values into
+// the thread's buffer and reduced as the general path reduces one block,
+// without the set-up it makes for views, broadcasting, tasks and their
+// partial reductions, which cost more than such a stage's work (~0.1 us a
+// stage). The function the general path picks, on the same values, the
+// same sums: its bits. False (nothing done) where the general path must
+// run: a view, a broadcast, a one-element input that the function reads as
+// an array (filled per block there), an interpreted program.
 bool run_one_compiled_block(const Program& p, ArgList inputs, size_t size, const std::vector<void*>& outputs,
                             Call& call, BlockScratch& scratch) {
   if (p.compiled.empty() || size == 0 || size > kBlock) return false;
-  for (Reduction r : p.reductions) {
-    if (r != Reduction::None) return false;
-  }
   std::vector<bool>& scalar_inputs = call.scalar_inputs;
   scalar_inputs.assign(inputs.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -467,7 +465,38 @@ bool run_one_compiled_block(const Program& p, ArgList inputs, size_t size, const
     if (scalar_inputs[i] && !block.scalar_inputs[i] && size > 1) return false;
     in[i] = inputs[i].data;
   }
-  block.fn(in.data(), outputs.data(), static_cast<int64_t>(size));
+  std::vector<void*>& out = scratch.outputs;
+  out.assign(outputs.begin(), outputs.end());
+  const size_t num_reduced = static_cast<size_t>(
+      std::count_if(p.reductions.begin(), p.reductions.end(), [](Reduction r) { return r != Reduction::None; }));
+  if (scratch.reduced.size() < num_reduced * kReducedStride) scratch.reduced.resize(num_reduced * kReducedStride);
+  for (size_t j = 0, k = 0; j < p.reductions.size(); ++j) {
+    if (p.reductions[j] != Reduction::None) out[j] = scratch.reduced.data() + (k++) * kReducedStride;
+  }
+  block.fn(in.data(), out.data(), static_cast<int64_t>(size));
+  for (size_t j = 0; j < p.reductions.size(); ++j) {
+    const Reduction reduction = p.reductions[j];
+    if (reduction == Reduction::None) continue;
+    if (is_sum(reduction)) {
+      // (0.0 plus the chunks' pairwise sums, or the terms in order: as the
+      // general path adds a sum's terms when no block adds its own leaves.)
+      const auto* terms = static_cast<const double*>(out[j]);
+      double total = 0.0;
+      if (reduction == Reduction::Sum) {
+        const size_t chunk = sum_chunk(p, size);
+        for (size_t start = 0; start < size; start += chunk) total += numpy_sum(terms + start, std::min(chunk, size - start));
+      } else {
+        for (size_t k = 0; k < size; ++k) total += terms[k];
+      }
+      std::memcpy(outputs[j], &total, sizeof total);
+    } else {
+      const auto* values = static_cast<const bool*>(out[j]);
+      const bool all = reduction == Reduction::All;
+      bool held = all;
+      for (size_t k = 0; k < size && held == all; ++k) held = values[k];
+      std::memcpy(outputs[j], &held, sizeof held);
+    }
+  }
   return true;
 }
 

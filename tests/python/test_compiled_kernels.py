@@ -62,16 +62,21 @@ def _cases():
     cases.append(("broadcast_and_scalars", [m, r, s, y],
                   [m * r + s, pt.exp(s) * m - r, (m - s).sum(), (m > r).all(), (m > s).any(),
                    y * s + pt.gammaln(s)], [mv, rng.normal(size=(1, 5)), np.float64(1.5), np.array([2.0])]))
-    # Runs of one block (up to 512 elements) without reductions call the
-    # compiled function on the inputs' own memory (evaluate.cc,
+    # Runs of one block (up to 512 elements) call the compiled function on
+    # the inputs' own memory and reduce its values themselves (evaluate.cc,
     # run_one_compiled_block): whole arrays, one-element arrays the function
     # reads as one value (static shape (1,)) or, their length unknown when it
-    # was compiled, as an array of one, and the first run of two blocks.
+    # was compiled, as an array of one, sums, all and any (of one element
+    # too), and the first run of two blocks.
     one, v1 = pt.tensor("one", shape=(1,), dtype="float64"), pt.dvector("v1")
-    x512, x513 = pt.dvector("x512"), pt.dvector("x513")
-    cases.append(("one_block_runs", [x, one, v1, s, x512, x513],
-                  [x * one + s, pt.exp(one) - x, v1 * s - pt.log1p(v1), pt.exp(x512) * s, pt.exp(x513) * s],
-                  [xv, np.array([0.7]), np.array([0.3]), np.float64(-2.5), _values(rng, 512), _values(rng, 513)]))
+    x512, x513, f512 = pt.dvector("x512"), pt.dvector("x513"), pt.dvector("f512")
+    cases.append(("one_block_runs", [x, one, v1, s, x512, x513, f512],
+                  [x * one + s, pt.exp(one) - x, v1 * s - pt.log1p(v1), pt.exp(x512) * s, pt.exp(x513) * s,
+                   (x * one - s).sum(), (x > s).all(), (x > 2.0).any(), (v1 * s).sum(), (v1 > s).all(),
+                   (v1 < s).any(), (pt.exp(f512) * s).sum(), (f512 * s > -100.0).all(), (f512 > 0.0).all(),
+                   (f512 * s > 100.0).any(), (f512 > 0.0).any(), (f512[:40] * one).sum(), (pt.exp(x513) * s).sum()],
+                  [xv, np.array([0.7]), np.array([0.3]), np.float64(-2.5), _values(rng, 512), _values(rng, 513),
+                   rng.normal(size=512)]))
     big = pt.dvector("big")
     bv = rng.normal(size=70_000)
     cases.append(("large_with_sums", [big], [pt.exp(-big * big) * 3.0 + abs(big), (big * big).sum(), pt.log1p(abs(big)).sum(),
