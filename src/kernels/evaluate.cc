@@ -434,6 +434,20 @@ RunPlan make_plan(const Program& p, const std::vector<bool>& scalar_inputs) {
   return plan;
 }
 
+// A sum's `size` terms added as the program asks when no block added its
+// own leaves: 0.0 plus NumPy's pairwise sums of its chunks (Reduction::Sum),
+// or the terms in position order (SequentialSum).
+double sum_of_terms(const Program& p, Reduction reduction, const double* terms, size_t size) {
+  double total = 0.0;
+  if (reduction == Reduction::Sum) {
+    const size_t chunk = sum_chunk(p, size);
+    for (size_t start = 0; start < size; start += chunk) total += numpy_sum(terms + start, std::min(chunk, size - start));
+  } else {
+    for (size_t k = 0; k < size; ++k) total += terms[k];
+  }
+  return total;
+}
+
 // A run of one block whose inputs are each the output's own elements or one
 // element, through a compiled function (a PyMC-sized stage's usual run):
 // the function on the inputs' own memory, its reduced outputs' values into
@@ -478,16 +492,7 @@ bool run_one_compiled_block(const Program& p, ArgList inputs, size_t size, const
     const Reduction reduction = p.reductions[j];
     if (reduction == Reduction::None) continue;
     if (is_sum(reduction)) {
-      // (0.0 plus the chunks' pairwise sums, or the terms in order: as the
-      // general path adds a sum's terms when no block adds its own leaves.)
-      const auto* terms = static_cast<const double*>(out[j]);
-      double total = 0.0;
-      if (reduction == Reduction::Sum) {
-        const size_t chunk = sum_chunk(p, size);
-        for (size_t start = 0; start < size; start += chunk) total += numpy_sum(terms + start, std::min(chunk, size - start));
-      } else {
-        for (size_t k = 0; k < size; ++k) total += terms[k];
-      }
+      const double total = sum_of_terms(p, reduction, static_cast<const double*>(out[j]), size);
       std::memcpy(outputs[j], &total, sizeof total);
     } else {
       const auto* values = static_cast<const bool*>(out[j]);
@@ -604,13 +609,7 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
       const double* partial = call.partials.data() + call.reduced_index[j];
       if (is_sum(p.reductions[j])) {
         double total = 0.0;
-        const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
-        if (p.reductions[j] == Reduction::Sum && !sums_in_blocks(call)) {
-          const size_t chunk = sum_chunk(p, call.size);
-          for (size_t start = 0; start < call.size; start += chunk) {
-            total += numpy_sum(terms + start, std::min(chunk, call.size - start));
-          }
-        } else if (p.reductions[j] == Reduction::Sum) {
+        if (p.reductions[j] == Reduction::Sum && sums_in_blocks(call)) {
           const size_t num_leaves = call.leaf_start.empty() ? 0 : call.leaf_start.size() - 1;  // (none when empty)
           const double* sums = call.leaf_sums.data() + static_cast<size_t>(call.reduced_index[j]) * num_leaves;
           const size_t chunk = sum_chunk(p, call.size);
@@ -618,7 +617,8 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
             total += pairwise_tree(std::min(chunk, call.size - start), sums);
           }
         } else {
-          for (size_t k = 0; k < call.size; ++k) total += terms[k];
+          const double* terms = call.terms.data() + static_cast<size_t>(call.reduced_index[j]) * call.size;
+          total = sum_of_terms(p, p.reductions[j], terms, call.size);
         }
         std::memcpy(call.outputs[j], &total, sizeof total);
       } else {
