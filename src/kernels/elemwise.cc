@@ -912,20 +912,70 @@ size_t checked_index(int64_t index, int64_t size, size_t axis) {
   return static_cast<size_t>(index < 0 ? index + size : index);
 }
 
+// Row i of a gather's output: row index[i] of `from`, rows of `Bytes` bytes.
+// (A vector gathered by a vector, PyMC's a[group], copies one element a row:
+// a fixed-size copy is one load and store, where a memcpy call per element
+// was most of such a stage.)
+template <size_t Bytes>
+void gather_rows(char* out, const char* from, const int64_t* index, size_t count, int64_t size) {
+  for (size_t i = 0; i < count; ++i) std::memcpy(out + i * Bytes, from + checked_index(index[i], size, 0) * Bytes, Bytes);
+}
+
+// A scatter's updates: `count` slices of `slice` elements, update i to the
+// slice of `out` at index tuple index[i * k .. i * k + k) of `shape`.
+struct ScatterCall {
+  char* out;
+  const char* values;
+  const int64_t* index;
+  size_t count, k;
+  const std::vector<int64_t>& shape;
+  size_t slice;
+};
+
+struct SetSlice {
+  static void apply(char* dst, const char* src, size_t count, size_t item) {
+    if (count > 0) std::memcpy(dst, src, count * item);
+  }
+};
+
 template <class T>
-void add_slice(char* dst, const char* src, size_t count) {
-  for (size_t k = 0; k < count; ++k) {
-    T a, b;
-    std::memcpy(&a, dst + k * sizeof(T), sizeof(T));
-    std::memcpy(&b, src + k * sizeof(T), sizeof(T));
-    if constexpr (std::is_integral_v<T>) {
-      // (Wrapping, as NumPy's and ONNX Runtime's integer adds do in practice.)
-      using U = std::make_unsigned_t<T>;
-      a = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    } else {
-      a += b;
+struct AddSlice {
+  static void apply(char* dst, const char* src, size_t count, size_t /*item*/) {
+    for (size_t k = 0; k < count; ++k) {
+      T a, b;
+      std::memcpy(&a, dst + k * sizeof(T), sizeof(T));
+      std::memcpy(&b, src + k * sizeof(T), sizeof(T));
+      if constexpr (std::is_integral_v<T>) {
+        // (Wrapping, as NumPy's and ONNX Runtime's integer adds do in practice.)
+        using U = std::make_unsigned_t<T>;
+        a = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      } else {
+        a += b;
+      }
+      std::memcpy(dst + k * sizeof(T), &a, sizeof(T));
     }
-    std::memcpy(dst + k * sizeof(T), &a, sizeof(T));
+  }
+};
+
+// The updates in order (the last of repeated indices wins a set; adds
+// accumulate in order). The operation is chosen once a stage, not per
+// update: a vector's scatter (a gather's gradient) updates one element each.
+template <class Update>
+void scatter(const ScatterCall& c, size_t item) {
+  const size_t bytes = c.slice * item;
+  if (c.k == 1) {
+    const int64_t size = c.shape[0];
+    for (size_t i = 0; i < c.count; ++i) {
+      Update::apply(c.out + checked_index(c.index[i], size, 0) * bytes, c.values + i * bytes, c.slice, item);
+    }
+    return;
+  }
+  for (size_t i = 0; i < c.count; ++i) {
+    size_t at = 0;
+    for (size_t j = 0; j < c.k; ++j) {
+      at = at * static_cast<size_t>(c.shape[j]) + checked_index(c.index[i * c.k + j], c.shape[j], j);
+    }
+    Update::apply(c.out + at * bytes, c.values + i * bytes, c.slice, item);
   }
 }
 
@@ -947,9 +997,16 @@ void run_indexed_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
     run.shape.insert(run.shape.end(), data.shape.begin() + 1, data.shape.end());
     auto* out = static_cast<char*>(stage_output(ctx, stage, 0, run.shape, false, run));
     const size_t row = element_count(data.shape, 1) * item, count = element_count(indices.shape);
-    for (size_t i = 0; i < count; ++i) {
-      const size_t at = checked_index(index[i], data.shape[0], 0);
-      if (row > 0) std::memcpy(out + i * row, from + at * row, row);
+    switch (row) {
+      case 1: gather_rows<1>(out, from, index, count, data.shape[0]); break;
+      case 2: gather_rows<2>(out, from, index, count, data.shape[0]); break;
+      case 4: gather_rows<4>(out, from, index, count, data.shape[0]); break;
+      case 8: gather_rows<8>(out, from, index, count, data.shape[0]); break;
+      default:
+        for (size_t i = 0; i < count; ++i) {
+          const size_t at = checked_index(index[i], data.shape[0], 0);
+          if (row > 0) std::memcpy(out + i * row, from + at * row, row);
+        }
     }
     return;
   }
@@ -970,23 +1027,17 @@ void run_indexed_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunB
   auto* out = static_cast<char*>(stage_output(ctx, stage, 0, data.shape, false, run));
   const size_t slice = element_count(data.shape, k), total = element_count(data.shape);
   if (total > 0) std::memcpy(out, from, total * item);
-  const size_t count = element_count(indices.shape) / k;
-  const auto* values = static_cast<const char*>(updates.data);
-  for (size_t i = 0; i < count; ++i) {
-    size_t at = 0;
-    for (size_t j = 0; j < k; ++j) at = at * static_cast<size_t>(data.shape[j]) + checked_index(index[i * k + j], data.shape[j], j);
-    char* dst = out + at * slice * item;
-    const char* src = values + i * slice * item;
-    if (stage.indexed == Indexed::ScatterSet) {
-      if (slice > 0) std::memcpy(dst, src, slice * item);
-      continue;
-    }
-    switch (stage.input_dtypes[0]) {
-      case DType::Float64: add_slice<double>(dst, src, slice); break;
-      case DType::Float32: add_slice<float>(dst, src, slice); break;
-      case DType::Int64: add_slice<int64_t>(dst, src, slice); break;
-      default: add_slice<int32_t>(dst, src, slice); break;  // (parse_indexed_stage allows these four)
-    }
+  const ScatterCall call{out, static_cast<const char*>(updates.data), index, element_count(indices.shape) / k, k,
+                         data.shape, slice};
+  if (stage.indexed == Indexed::ScatterSet) {
+    scatter<SetSlice>(call, item);
+    return;
+  }
+  switch (stage.input_dtypes[0]) {
+    case DType::Float64: scatter<AddSlice<double>>(call, item); break;
+    case DType::Float32: scatter<AddSlice<float>>(call, item); break;
+    case DType::Int64: scatter<AddSlice<int64_t>>(call, item); break;
+    default: scatter<AddSlice<int32_t>>(call, item); break;  // (parse_indexed_stage allows these four)
   }
 }
 

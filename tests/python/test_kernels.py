@@ -719,6 +719,77 @@ def test_indexed_stages_check_their_indices(rng):
         session.run(None, {"x": x, "i": i, "t": np.array([[0], [1]])})
 
 
+def _one_indexed_stage_session(dtype, data_shape, indices_rank, **stage):
+    # A hand-made Elemwise_<dtype> node of one indexed stage: y = a gather of
+    # x's rows at i, or x with u scattered at the index tuples t.
+    from onnx import helper
+
+    onnx_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    names = ["x", "i"] if "gather" in stage else ["x", "t", "u"]
+    node = helper.make_node(f"Elemwise_{dtype}", names, ["y"], domain=kernels.DOMAIN, stages=1,
+                            stage_inputs=list(range(len(names))), stage_outputs=[0], **stage)
+    ranks = {"x": len(data_shape), "i": indices_rank, "t": indices_rank, "u": None}
+    return _kernel_session(
+        [node],
+        [helper.make_tensor_value_info(n, onnx_type if n in "xu" else helper.np_dtype_to_tensor_dtype(np.dtype("int64")),
+                                       None if ranks[n] is None else [None] * ranks[n]) for n in names],
+        [helper.make_tensor_value_info("y", onnx_type, None)],
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype, row_shape",
+    [("bool", ()), ("uint8", ()), ("int16", ()), ("uint16", ()), ("int32", ()), ("float32", ()), ("int64", ()),
+     ("float64", ()), ("float64", (2,)), ("float32", (3,)), ("float64", (0,)), ("int8", (2, 2))],
+)
+def test_gather_stages_copy_rows_of_every_size(rng, dtype, row_shape):
+    # Rows of 1, 2, 4 and 8 bytes are copied as one element each (fixed-size
+    # copies), others as byte runs: every one bit for bit, NaN payloads too,
+    # with negative indices, repeats, and the index error either way.
+    session = _one_indexed_stage_session(dtype, (5, *row_shape), 2, input_dtypes=f"{dtype} int64", gather=0)
+    x = rng.normal(size=(5, *row_shape)) * 50
+    x = (x > 0) if dtype == "bool" else x.astype(dtype)
+    if x.dtype.kind == "f" and x.size:
+        x.reshape(-1)[2] = np.nan
+        x.reshape(-1).view(f"u{x.itemsize}")[2] |= 0b101  # (a NaN of payload bits of its own)
+    i = np.array([[4, -1, 0], [2, 2, -5]])
+    (y,) = session.run(None, {"x": x, "i": i})
+    assert y.dtype == x.dtype and y.shape == (2, 3, *row_shape)
+    np.testing.assert_array_equal(y.view(f"u{x.itemsize}") if x.dtype.kind == "f" else y,
+                                  x[i].view(f"u{x.itemsize}") if x.dtype.kind == "f" else x[i])
+    for bad in (5, -6):
+        with pytest.raises(Exception, match=f"index {bad} is out of data bounds of axis 0 of size 5"):
+            session.run(None, {"x": x, "i": np.array([[0, bad, 1]])})
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
+@pytest.mark.parametrize("scatter", ["add", "none"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_scatter_stages_add_or_set_in_order(rng, dtype, scatter, k):
+    # Updates at index tuples of k coordinates into a (4, 3) array: slices of
+    # 3 elements (k = 1) or single elements (k = 2), repeated and negative
+    # coordinates; adds accumulate in order (np.add.at), sets let the last
+    # update win; integer adds wrap.
+    session = _one_indexed_stage_session(dtype, (4, 3), 2, input_dtypes=f"{dtype} int64 {dtype}", scatter=scatter)
+    big = (np.iinfo if dtype.startswith("int") else np.finfo)(dtype).max
+    x = (rng.normal(size=(4, 3)) * 100).astype(dtype)
+    x[0, 0] = big
+    t = np.array([[0, 0], [3, -1], [0, 0], [-4, 2], [1, 1]])[:, :k]
+    u = (rng.normal(size=(5, *x.shape[k:])) * 100).astype(dtype)
+    u[0].flat[0] = big
+    (y,) = session.run(None, {"x": x, "t": t, "u": u})
+    want = x.copy()
+    if scatter == "add":
+        with np.errstate(over="ignore"):
+            np.add.at(want, tuple(t.T), u)
+    else:
+        for row, update in zip(t, u):
+            want[tuple(row)] = update
+    np.testing.assert_array_equal(y, want)
+    with pytest.raises(Exception, match="index -5 is out of data bounds of axis 0 of size 4"):
+        session.run(None, {"x": x, "t": np.array([[-5, 0]])[:, :k], "u": u[:1]})
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [
