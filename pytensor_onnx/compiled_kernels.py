@@ -55,7 +55,7 @@ def _library():
     library.pytensor_onnx_kernels_loop_ir.restype = _str
     library.pytensor_onnx_kernels_loop_ir.argtypes = [*_LOOP_ARGS, _str]
     library.pytensor_onnx_kernels_set_compiled_loop.restype = None
-    library.pytensor_onnx_kernels_set_compiled_loop.argtypes = [*_LOOP_ARGS, ctypes.c_void_p]
+    library.pytensor_onnx_kernels_set_compiled_loop.argtypes = [*_LOOP_ARGS, ctypes.c_void_p, ctypes.c_void_p]
     library.pytensor_onnx_kernels_block_ir.restype = _str
     library.pytensor_onnx_kernels_block_ir.argtypes = [*_BLOCK_ARGS, _str]
     library.pytensor_onnx_kernels_add_compiled_block.restype = None
@@ -97,10 +97,12 @@ def _engine():
     return engine
 
 
-def _machine_code(irs: list[str]) -> list[int]:
+def _machine_code(irs: list[str]) -> list[tuple[int, int]]:
     """The addresses of the functions of ``irs`` (each a module's text whose
-    function is named ``_FUNCTION_NAME``), optimized (loops vectorized where
-    LLVM can without fast-math) and compiled together, in one module."""
+    function is named ``_FUNCTION_NAME``, and a loop's lanes function, if
+    written, ``_FUNCTION_NAME``_lanes: 0 without), optimized (loops
+    vectorized where LLVM can without fast-math) and compiled together, in
+    one module."""
     import llvmlite.binding as llvm
 
     with _LOCK:
@@ -108,8 +110,10 @@ def _machine_code(irs: list[str]) -> list[int]:
         names = [f"{_FUNCTION_NAME}_{first + k}" for k in range(len(irs))]
         _NAMES.extend(names)
         module = None
+        lanes = [f"@{_FUNCTION_NAME}_lanes(" in ir for ir in irs]
         for name, ir in zip(names, irs):
-            part = llvm.parse_assembly(ir.replace(f"@{_FUNCTION_NAME}(", f"@{name}("))
+            ir = ir.replace(f"@{_FUNCTION_NAME}(", f"@{name}(").replace(f"@{_FUNCTION_NAME}_lanes(", f"@{name}_lanes(")
+            part = llvm.parse_assembly(ir)
             if module is None:
                 module = part
             else:
@@ -123,7 +127,8 @@ def _machine_code(irs: list[str]) -> list[int]:
         engine = _engine()
         engine.add_module(module)
         engine.finalize_object()
-        return [engine.get_function_address(name) for name in names]
+        return [(engine.get_function_address(name), engine.get_function_address(f"{name}_lanes") if has_lanes else 0)
+                for name, has_lanes in zip(names, lanes)]
 
 
 def is_compiled(*attributes) -> bool:
@@ -232,6 +237,9 @@ def compile_queued() -> None:
         logger.warning("pytensor-onnx: compiling %d kernel programs failed, they are interpreted: %s", len(irs), exc)
         _FAILED.update(key for key, _, _ in calls)
         return
-    for (key, register, args), address in zip(calls, addresses):
-        register(*args, ctypes.c_void_p(address))
+    for (key, register, args), (address, lanes_address) in zip(calls, addresses):
+        if len(key) == 5:  # a loop: its function for one element, and for lanes of them (or none)
+            register(*args, ctypes.c_void_p(address), ctypes.c_void_p(lanes_address or None))
+        else:
+            register(*args, ctypes.c_void_p(address))
         _COMPILED.add(key)

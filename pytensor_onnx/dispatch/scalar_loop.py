@@ -74,24 +74,40 @@ def _checked_steps(op, node, g, steps, value):
     return check(g, g.op("GreaterOrEqual", lowest, int64_const(g, 0)), value, _NEGATIVE_STEPS)
 
 
+#: State dtypes a float64 holds exactly, which a loop of float64 states
+#: carries as float64 (a kernel node's outputs share one dtype).
+_EXACT_IN_FLOAT64 = {"float64", "float32", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool"}
+
+
+def _loop_dtype(state_dtypes) -> str | None:
+    """The one dtype the kernel node's states take: theirs, or float64 where
+    they mix dtypes it holds exactly (PyTensor's betainc gradient carries an
+    int16 sign beside its float64 terms); None where no dtype holds them all."""
+    if len(set(state_dtypes)) == 1:
+        return state_dtypes[0]
+    return "float64" if "float64" in state_dtypes and set(state_dtypes) <= _EXACT_IN_FLOAT64 else None
+
+
 def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
     """The ScalarLoop as one kernel node (``ScalarLoop_<dtype>``), or None
-    where the kernels cannot run it: states of several dtypes, an op the
-    kernels lack."""
-    if len(set(state_dtypes)) != 1 or not kernels.ops():
-        return None
+    where the kernels cannot run it: states of dtypes no one dtype holds, an
+    op the kernels lack."""
+    dtype = _loop_dtype(state_dtypes)
     inner = op.fgraph
-    body_dtypes = [var.type.dtype for var in inner.inputs]
+    if dtype is None or not kernels.ops() or [var.type.dtype for var in inner.inputs[:n_update]] != state_dtypes:
+        return None
+    # A state of another dtype is carried as `dtype`: the body reads it cast
+    # to its own dtype, and casts its next value to its own dtype (wrapping
+    # as that dtype does) before carrying it; both casts are exact.
+    body_dtypes = [dtype] * n_update + [var.type.dtype for var in inner.inputs[n_update:]]
     program = ScalarProgram(body_dtypes)
     try:
-        registers = inline_scalar_graph(program, inner.inputs, inner.outputs, list(range(len(body_dtypes))))
-        next_state = [program.cast(r, dtype) for r, dtype in zip(registers[:n_update], state_dtypes)]
+        reads = [program.cast(r, d) for r, d in enumerate(state_dtypes)] + list(range(n_update, len(body_dtypes)))
+        registers = inline_scalar_graph(program, inner.inputs, inner.outputs, reads)
+        next_state = [program.cast(program.cast(r, d), dtype) for r, d in zip(registers[:n_update], state_dtypes)]
         until = program.cast(registers[n_update], "bool") if op.is_while else -1
     except Unsupported:
         return None
-    if body_dtypes[:n_update] != state_dtypes:
-        return None
-    (dtype,) = set(state_dtypes)
     steps = g.cast(n_steps, "int64")
     values = [_checked_steps(op, node, g, steps, steps)] + [g.cast(v, d) for v, d in zip(inputs, body_dtypes)]
     g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
@@ -108,6 +124,7 @@ def _loop_kernel(op, node, g, n_steps, inputs, n_update, state_dtypes):
         **attributes,
     )
     outs = list(outs) if isinstance(outs, list | tuple) else [outs]
+    outs[:n_update] = [g.cast(out, d) for out, d in zip(outs, state_dtypes)]  # (no-ops for states of `dtype`)
     if op.is_while:
         outs[-1] = g.cast(outs[-1], "bool")  # the flag comes as 0/1 in the state's dtype
     return outs

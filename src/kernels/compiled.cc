@@ -11,8 +11,8 @@ std::mutex& registry_mutex() {
   return mutex;
 }
 
-std::map<std::string, CompiledLoop>& loops() {
-  static std::map<std::string, CompiledLoop> compiled;
+std::map<std::string, CompiledLoopFns>& loops() {
+  static std::map<std::string, CompiledLoopFns> compiled;
   return compiled;
 }
 
@@ -35,15 +35,15 @@ std::string loop_key(const std::string& body_input_dtypes, const std::string& bo
          std::to_string(until);
 }
 
-void set_compiled_loop(const std::string& key, CompiledLoop fn) {
+void set_compiled_loop(const std::string& key, CompiledLoopFns fns) {
   std::lock_guard<std::mutex> lock(registry_mutex());
-  loops()[key] = fn;
+  loops()[key] = fns;
 }
 
-CompiledLoop compiled_loop(const std::string& key) {
+CompiledLoopFns compiled_loop(const std::string& key) {
   std::lock_guard<std::mutex> lock(registry_mutex());
   auto it = loops().find(key);
-  return it == loops().end() ? nullptr : it->second;
+  return it == loops().end() ? CompiledLoopFns{} : it->second;
 }
 
 std::string block_key(const std::string& input_dtypes, const std::string& program,

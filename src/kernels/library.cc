@@ -195,15 +195,16 @@ __attribute__((visibility("default"))) const char* pytensor_onnx_kernels_loop_ir
   return text.c_str();
 }
 
-// The compiled body of a ScalarLoop node (of these attributes): kernels
+// The compiled body of a ScalarLoop node (of these attributes), for one
+// element (`fn`) and for kLoopLanes at once (`lanes_fn`, or null): kernels
 // built from then on run it instead of interpreting the body.
 __attribute__((visibility("default"))) void pytensor_onnx_kernels_set_compiled_loop(
     const char* input_dtypes, const char* program, int64_t num_state, const int64_t* next_state, int64_t n_next,
-    int64_t until, void* fn) {
+    int64_t until, void* fn, void* lanes_fn) {
   using namespace pytensor_onnx::kernels;
   set_compiled_loop(loop_key(input_dtypes, program, static_cast<size_t>(num_state),
                              std::vector<int64_t>(next_state, next_state + n_next), until),
-                    reinterpret_cast<CompiledLoop>(fn));
+                    {reinterpret_cast<CompiledLoop>(fn), reinterpret_cast<CompiledLoopLanes>(lanes_fn)});
 }
 
 // An Elemwise node's program as a block function in LLVM IR (kernel_ir.h),

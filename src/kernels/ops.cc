@@ -216,7 +216,7 @@ const Entry kOps[] = {
     same<s::Mod, 2, kNumbers>("Mod"),
     same<s::Maximum, 2, kAll>("Maximum"),
     same<s::Minimum, 2, kAll>("Minimum"),
-    same<s::Pow, 2, kFloats>("Pow", kElementary),
+    same<s::Pow, 2, kNumbers>("Pow", kElementary),
     same<s::ArcTan2, 2, kFloats>("ArcTan2", kElementary),
     same<s::Neg, 1, kNumbers>("Neg"),
     same<s::Abs, 1, kNumbers>("Abs"),

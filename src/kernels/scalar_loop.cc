@@ -276,7 +276,7 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
     for (size_t i = 1 + loop.num_state; i < n_in; ++i) {
       constants[i - 1 - loop.num_state] = call.data[i] + offset[i] * static_cast<int64_t>(call.itemsize[i]);
     }
-    const bool until = loop.compiled(steps, state, constants) != 0;
+    const bool until = loop.compiled.one(steps, state, constants) != 0;
     for (size_t s = 0; s < loop.num_state; ++s) {
       copy_element(call.outputs[s] + e * width, reinterpret_cast<const char*>(state) + s * width, width);
     }
@@ -288,6 +288,62 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
       });
     }
     step(call, index, offset);
+  }
+}
+
+// The elements [first, last) through the compiled lanes' function,
+// kLoopLanes at a time: each element's n_steps, state and constants gathered
+// into the lanes, the final states and flags put back. A short last group
+// pads its lanes with its first element's values and no steps (lanes that
+// never run).
+void run_compiled_lanes(const LoopCall& call, size_t first, size_t last) {
+  const LoopProgram& loop = *call.loop;
+  const size_t n_in = call.data.size();
+  const size_t n_constants = n_in - 1 - loop.num_state;
+  const size_t width = dtype_size(loop.body.registers[0]);
+  alignas(64) int64_t steps[kLoopLanes];
+  alignas(64) uint64_t state[kMaxCompiledInputs * kLoopLanes];  // (loop_llvm_ir compiles no loop with more)
+  alignas(64) uint64_t constants[kMaxCompiledInputs * kLoopLanes];
+  const void* constant_lanes[kMaxCompiledInputs];
+  int8_t flags[kLoopLanes];
+  for (size_t c = 0; c < n_constants; ++c) constant_lanes[c] = constants + c * kLoopLanes;
+  auto* state_bytes = reinterpret_cast<char*>(state);
+  Position& at = thread_instance<Position>();
+  std::vector<int64_t>& index = at.index;
+  std::vector<int64_t>& offset = at.offset;
+  seek(call, first, index, offset);
+  for (size_t group = first; group < last; group += kLoopLanes) {
+    const size_t used = std::min(kLoopLanes, last - group);
+    for (size_t lane = 0; lane < kLoopLanes; ++lane) {
+      // (Padding lanes read the group's first element again, and take no step.)
+      const bool pads = lane >= used;
+      if (pads && lane == used) seek(call, group, index, offset);
+      steps[lane] = pads ? 0 : read_steps(call.data[0] + offset[0] * 8);
+      for (size_t s = 0; s < loop.num_state; ++s) {
+        copy_element(state_bytes + (s * kLoopLanes + lane) * width,
+                     call.data[1 + s] + offset[1 + s] * static_cast<int64_t>(width), width);
+      }
+      for (size_t c = 0; c < n_constants; ++c) {
+        const size_t i = 1 + loop.num_state + c, item = call.itemsize[i];
+        copy_element(reinterpret_cast<char*>(constants + c * kLoopLanes) + lane * item,
+                     call.data[i] + offset[i] * static_cast<int64_t>(item), item);
+      }
+      if (!pads) step(call, index, offset);
+    }
+    loop.compiled.lanes(steps, state, constant_lanes, flags);
+    for (size_t lane = 0; lane < used; ++lane) {
+      const size_t e = group + lane;
+      for (size_t s = 0; s < loop.num_state; ++s) {
+        copy_element(call.outputs[s] + e * width, state_bytes + (s * kLoopLanes + lane) * width, width);
+      }
+      if (loop.until >= 0) {
+        visit_dtype(loop.body.registers[0], [&](auto tag) {
+          using T = decltype(tag);
+          const T value = static_cast<T>(flags[lane] != 0 ? 1 : 0);
+          std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
+        });
+      }
+    }
   }
 }
 
@@ -430,7 +486,11 @@ void evaluate_loop(const LoopProgram& loop, ArgList inputs, const std::vector<in
       }
     }
   }
-  if (loop.compiled != nullptr) {
+  if (loop.compiled.lanes != nullptr && size > 1) {
+    // (Chunks of whole groups of lanes, but the last.)
+    run_chunked(size, kElementsPerTask, parallel,
+                [&call](size_t first, size_t last) { run_compiled_lanes(call, first, last); });
+  } else if (loop.compiled.one != nullptr) {
     run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_compiled(call, first, last); });
   } else {
     run_chunked(size, kElementsPerTask, parallel, [&call](size_t first, size_t last) { run_elements(call, first, last); });

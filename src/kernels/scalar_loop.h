@@ -36,9 +36,11 @@ struct LoopProgram {
   bool swaps_state = false;          // a next state is another state's register (Fibonacci's (b, a + b))
   std::vector<int> home;             // per register: the register whose storage it uses (itself, or its state)
   std::vector<size_t> copied_state;  // states whose next value is copied in after each step
-  // The body as machine code, where pytensor_onnx compiled it (compiled.h); the lockstep
-  // interpreter runs it otherwise. Both give the same bits.
-  CompiledLoop compiled = nullptr;
+  // The body as machine code, where pytensor_onnx compiled it (compiled.h):
+  // for one element, and for kLoopLanes elements at once (vector registers,
+  // where it could be written); the lockstep interpreter runs it otherwise.
+  // All give the same bits.
+  CompiledLoopFns compiled;
 };
 
 // Parses the body and checks it against the loop's layout; throws

@@ -123,7 +123,25 @@ struct Minimum {
   }
 };
 struct Pow {
-  template <class T> static T f(T a, T b) { return std::pow(a, b); }
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      // Integers: squaring and multiplying, wrapping as NumPy's power does
+      // (and as the portable graph computes it, dispatch/scalar.py's
+      // _int_pow: a negative exponent, which NumPy refuses, gives a ** |b|
+      // there, over the magnitude's low bits, and here).
+      using U = std::make_unsigned_t<T>;
+      U e = b < 0 ? static_cast<U>(U(0) - static_cast<U>(b)) : static_cast<U>(b);
+      if constexpr (std::is_signed_v<T>) e &= static_cast<U>(std::numeric_limits<T>::max());
+      uint64_t result = 1, base = static_cast<U>(a);  // (wrapping in 64 bits keeps the low bits of T's)
+      for (; e != 0; e >>= 1) {
+        if (e & 1) result *= base;
+        base *= base;
+      }
+      return static_cast<T>(static_cast<U>(result));
+    }
+  }
 };
 struct ArcTan2 {
   template <class T> static T f(T a, T b) { return std::atan2(a, b); }

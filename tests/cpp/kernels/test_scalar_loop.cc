@@ -191,11 +191,44 @@ TEST(KernelBlockIR, ReadsScalarInputsOnceAndRefusesAMaskOfAnotherSize) {
 
 TEST(KernelScalarLoop, CompiledBodiesAreFoundByTheirNodesAttributes) {
   const std::string key = loop_key("float64", "Exp float64 0", 1, {1}, -1);
-  EXPECT_EQ(compiled_loop(key), nullptr);
+  EXPECT_EQ(compiled_loop(key).one, nullptr);
+  EXPECT_EQ(compiled_loop(key).lanes, nullptr);
   CompiledLoop fn = [](int64_t, void*, const void* const*) -> int8_t { return 0; };
-  set_compiled_loop(key, fn);
-  EXPECT_EQ(compiled_loop(key), fn);
-  EXPECT_EQ(compiled_loop(loop_key("float64", "Exp float64 0", 1, {1}, 2)), nullptr);  // another until
+  CompiledLoopLanes lanes = [](const int64_t*, void*, const void* const*, int8_t*) {};
+  set_compiled_loop(key, {fn, lanes});
+  EXPECT_EQ(compiled_loop(key).one, fn);
+  EXPECT_EQ(compiled_loop(key).lanes, lanes);
+  EXPECT_EQ(compiled_loop(loop_key("float64", "Exp float64 0", 1, {1}, 2)).one, nullptr);  // another until
+}
+
+TEST(KernelScalarLoopIR, WritesTheLoopForLanesOfElementsToo) {
+  // Beside the loop of one element, one of kLoopLanes elements in vector
+  // registers, whose functions of one element (libm's exp, a float64
+  // special function, the interpreter's loop) run lane by lane, in running
+  // lanes only; the state keeps its value in lanes that stopped.
+  const std::string ir = loop_llvm_ir(
+      parse_loop("float64 float64 int64 int64",
+                 "Exp float64 0;GammaLn float64 1;Add float64 4 5;IntDiv int64 2 3;Cast float64 7;Add float64 6 8;"
+                 "Const float64 3.0;GT bool 9 10",
+                 2, {9, 5}, 11),
+      "body");
+  const std::string lanes = "<" + std::to_string(kLoopLanes) + " x double>";
+  const size_t start = ir.find("define void @body_lanes(ptr %steps, ptr %state, ptr %inputs, ptr %flags)");
+  ASSERT_NE(start, std::string::npos) << ir;
+  EXPECT_LT(ir.find("define i8 @body(i64 %n, ptr %state, ptr %inputs)"), start) << ir;
+  const std::string vector_code = ir.substr(start);
+  EXPECT_NE(vector_code.find("fadd " + lanes), std::string::npos) << vector_code;
+  EXPECT_NE(vector_code.find("fcmp ogt " + lanes), std::string::npos) << vector_code;
+  EXPECT_NE(vector_code.find("select <" + std::to_string(kLoopLanes) + " x i1> %act, " + lanes), std::string::npos)
+      << vector_code;
+  for (const char* call : {"call double @exp(double %r4.l0.a0)", "call double inttoptr", "call void inttoptr"}) {
+    const size_t at = vector_code.find(call);
+    ASSERT_NE(at, std::string::npos) << call << "\n" << vector_code;
+    // (Inside a lane's call block, entered when the lane runs.)
+    EXPECT_LT(vector_code.rfind(".on = extractelement <" + std::to_string(kLoopLanes) + " x i1> %act", at),
+              at) << call;
+  }
+  EXPECT_EQ(ir.find("declare double @exp(double)"), ir.rfind("declare double @exp(double)")) << ir;  // once
 }
 
 TEST(KernelScalarLoop, RejectsABodyThatDoesNotFit) {
