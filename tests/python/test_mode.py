@@ -194,7 +194,9 @@ def test_a_function_holds_its_last_inputs_and_outputs_as_c_mode_does(size, allow
     if allow_gc:
         assert held_input is None and held_outputs == [None, None]
         return
-    assert held_input is ones and all(h is r for h, r in zip(held_outputs, second, strict=True))
+    assert all(h is r for h, r in zip(held_outputs, second, strict=True))
+    # (PyTensor 2.38's Function lets go of the inputs after every call anyway.)
+    assert held_input is (ones if hasattr(fn, "_clear_input_storage_data") else None)
     fn.free()
     assert fn.input_storage[0].storage[0] is None
 
