@@ -255,8 +255,7 @@ def _fgraph_to_onnx(
     if not check_each_output and any(tensors):
         first = tensors.index(True)
         tensors = [i == first for i in range(len(tensors))]
-    unchecked = [node for node in nodes if node not in scope.checked_in_kernels]
-    checked = checked_outputs(g, unchecked, env, fgraph.outputs, values, tensors, graph_nodes=nodes)
+    checked = checked_outputs(g, nodes, env, fgraph.outputs, values, tensors, scope.checked_in_kernels)
     for var, name, value, original in zip(fgraph.outputs, out_names, checked, values):
         # PyTensor knows every output's rank, where the builder's inference may
         # not. Only the rank is declared: PyTensor's static dims can be wrong
@@ -457,6 +456,5 @@ def _op_from_graph(op, node, g, *inputs):
     nodes = inner.toposort()
     scope = convert_nodes(nodes, g, env, outputs=inner.outputs)
     values = [_lookup(g, env, out) for out in inner.outputs]
-    unchecked = [n for n in nodes if n not in scope.checked_in_kernels]
     tensors = [getattr(out.type, "ndim", 0) > 0 for out in inner.outputs]
-    return checked_outputs(g, unchecked, env, inner.outputs, values, tensors, graph_nodes=nodes)
+    return checked_outputs(g, nodes, env, inner.outputs, values, tensors, scope.checked_in_kernels)

@@ -85,9 +85,8 @@ def build_branch(g, name: str, env, nodes, results) -> object:
     tensors = [getattr(var.type, "ndim", 0) > 0 for var in results]
     if any(tensors):
         first = tensors.index(True)
-        unchecked = [n for n in nodes if n not in scope.checked_in_kernels]
-        values = checked_outputs(branch, unchecked, branch_env, results, values,
-                                 [i == first for i in range(len(results))], graph_nodes=nodes)
+        values = checked_outputs(branch, nodes, branch_env, results, values,
+                                 [i == first for i in range(len(results))], scope.checked_in_kernels)
     for i, value in enumerate(values):
         branch.output(value, f"{name}_out{i}")
     return branch

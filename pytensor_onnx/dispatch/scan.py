@@ -279,9 +279,8 @@ def _scan(op, node, g, n_steps, *outer):
     tensors = [isinstance(var.type, TensorType) and var.type.ndim > 0 for var in inner_outputs]
     if any(tensors):
         first = tensors.index(True)
-        unchecked = [n for n in inner_nodes if n not in scope.checked_in_kernels]
-        results = checked_outputs(body, unchecked, env, inner_outputs, results,
-                                  [i == first for i in range(len(tensors))], graph_nodes=inner_nodes)
+        results = checked_outputs(body, inner_nodes, env, inner_outputs, results,
+                                  [i == first for i in range(len(tensors))], scope.checked_in_kernels)
 
     # Mit-mot: write the out taps into the window, emit its first row, shift.
     mit_mot_results = iter(op.inner_mitmot_outs(results))  # every state's out taps, one after the other

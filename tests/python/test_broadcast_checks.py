@@ -252,3 +252,29 @@ def test_kernel_nodes_check_their_own_inputs():
     assert {"Add", "Squeeze"} <= {node.op_type for node in fn.maker.linker.onnx_model.graph.node}
     with pytest.raises(ValueError, match=MISMATCH):
         fn(np.ones(3), np.ones(1))
+
+
+def test_dims_the_kernel_nodes_check_are_not_checked_again():
+    # A ScalarLoop (the gradient of gammainc) reads outputs of the kernel
+    # node that checked its inputs k and x, and DimShuffles of those inputs:
+    # their dims are k's and x's, which the kernel node compares, so the
+    # model adds no check of its own (it compared all eight of the loop's
+    # inputs, 27 nodes, ~25 us a run); a mismatch still fails as PyTensor's
+    # ValueError, on both paths. A loop reading an input no kernel node
+    # checked is still checked by the model.
+    k, x, w = pt.vector("k"), pt.vector("x"), pt.vector("w")
+    grad = pytensor.grad(pt.gammainc(k, x).sum(), k)
+    fn = pytensor.function([k, x], grad, mode=MODES["kernels"])
+    kinds = [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
+    assert set(kinds) == {"Elemwise_float64"}, kinds
+    compare_onnx_and_py([k, x], [grad], [np.linspace(0.5, 4.0, 9), np.linspace(0.1, 6.0, 9)])
+    for mode in MODES.values():
+        f = pytensor.function([k, x], grad, mode=mode)
+        for feed in ([np.ones(1), np.ones(3)], [np.ones(3), np.ones(4)]):
+            with pytest.raises(ValueError, match=MISMATCH):
+                f(*feed)
+    # (w meets the loop's output only in an Add the kernels leave native.)
+    fn = pytensor.function([k, x, w], grad + w, mode=MODES["kernels"])
+    with pytest.raises(ValueError, match=MISMATCH):
+        fn(np.ones(3), np.ones(3), np.ones(1))
+    np.testing.assert_allclose(fn(np.ones(3), np.ones(3), np.zeros(3)), f(np.ones(3), np.ones(3)))
