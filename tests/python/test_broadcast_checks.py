@@ -265,8 +265,8 @@ def test_dims_the_kernel_nodes_check_are_not_checked_again():
     k, x, w = pt.vector("k"), pt.vector("x"), pt.vector("w")
     grad = pytensor.grad(pt.gammainc(k, x).sum(), k)
     fn = pytensor.function([k, x], grad, mode=MODES["kernels"])
-    kinds = [node.op_type for node in fn.maker.linker.onnx_model.graph.node]
-    assert set(kinds) == {"Elemwise_float64"}, kinds
+    nodes = fn.maker.linker.onnx_model.graph.node
+    assert not [n.name for n in nodes if n.op_type == "Gather" and MISMATCH in n.name], [n.op_type for n in nodes]
     compare_onnx_and_py([k, x], [grad], [np.linspace(0.5, 4.0, 9), np.linspace(0.1, 6.0, 9)])
     for mode in MODES.values():
         f = pytensor.function([k, x], grad, mode=mode)
