@@ -48,6 +48,18 @@ int64_t read_steps(const char* p) {
   return v;
 }
 
+// Element e's until flag, for a loop that has one: 0 or 1 in the state's
+// dtype (a custom op's outputs share one dtype).
+void write_until_flag(const LoopCall& call, size_t e, bool until) {
+  const LoopProgram& loop = *call.loop;
+  if (loop.until < 0) return;
+  visit_dtype(loop.body.registers[0], [&](auto tag) {
+    using T = decltype(tag);
+    const T value = static_cast<T>(until ? 1 : 0);
+    std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
+  });
+}
+
 // The multi-index of element `first` of the loop's shape, and each input's
 // offset (in elements) there.
 void seek(const LoopCall& call, size_t first, std::vector<int64_t>& index, std::vector<int64_t>& offset) {
@@ -174,14 +186,7 @@ void run_elements(const LoopCall& call, size_t first, size_t last) {
       const size_t width = regs.itemsize(s);
       std::memcpy(call.outputs[s] + e * width, regs.data(s) + lane * width, width);
     }
-    if (loop.until >= 0) {
-      // The flag in the state's dtype: 0 or 1.
-      visit_dtype(body.registers[0], [&](auto tag) {
-        using T = decltype(tag);
-        const T value = static_cast<T>(until ? 1 : 0);
-        std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
-      });
-    }
+    write_until_flag(call, e, until);
   };
   // The lane at `lane` leaves: the last active lane takes its place.
   size_t active = 0;
@@ -280,13 +285,7 @@ void run_compiled(const LoopCall& call, size_t first, size_t last) {
     for (size_t s = 0; s < loop.num_state; ++s) {
       copy_element(call.outputs[s] + e * width, reinterpret_cast<const char*>(state) + s * width, width);
     }
-    if (loop.until >= 0) {
-      visit_dtype(body.registers[0], [&](auto tag) {
-        using T = decltype(tag);
-        const T value = static_cast<T>(until ? 1 : 0);
-        std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
-      });
-    }
+    write_until_flag(call, e, until);
     step(call, index, offset);
   }
 }
@@ -336,13 +335,7 @@ void run_compiled_lanes(const LoopCall& call, size_t first, size_t last) {
       for (size_t s = 0; s < loop.num_state; ++s) {
         copy_element(call.outputs[s] + e * width, state_bytes + (s * kLoopLanes + lane) * width, width);
       }
-      if (loop.until >= 0) {
-        visit_dtype(loop.body.registers[0], [&](auto tag) {
-          using T = decltype(tag);
-          const T value = static_cast<T>(flags[lane] != 0 ? 1 : 0);
-          std::memcpy(call.outputs[loop.num_state] + e * sizeof(T), &value, sizeof(T));
-        });
-      }
+      write_until_flag(call, e, flags[lane] != 0);
     }
   }
 }
