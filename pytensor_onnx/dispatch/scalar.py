@@ -380,17 +380,24 @@ def _float_floor_div(g, a, b):
     snap = g.op("Greater", g.op("Sub", div, floor_div), const(g, 0.5, dtype))
     floor_div = g.op("Add", floor_div, g.cast(snap, dtype))
     # div == 0: NumPy returns copysign(0, a / b); |a| < |b| here, so a / b is
-    # finite and (a / b) * 0 is that zero (its sign is lost in Where, see above).
+    # finite and (a / b) * 0 is that zero. It goes to Where's Y input, which
+    # keeps a -0.0 (see above), under a condition no rewrite swaps (not a Not).
     exact = g.op("Div", a, b)
-    floor_div = g.op("Where", g.op("Equal", div, zero), g.op("Mul", exact, zero), floor_div)
+    nonzero = g.op("Greater", g.op("Abs", div), zero)
+    floor_div = g.op("Where", nonzero, floor_div, g.op("Mul", exact, zero))
     return g.op("Where", g.op("Equal", b, zero), exact, floor_div)
 
 
 def _float_mod(g, a, b):
     # NumPy's remainder: fmod moved to the divisor's sign; b == 0 gives fmod's
-    # NaN. (NumPy gives a zero remainder the divisor's sign; here it keeps fmod's.)
+    # NaN; a zero remainder is copysign(0, b), which |mod| / b is for every b
+    # that gets here (an infinite b too), and a NaN stays NaN. It goes to
+    # Where's Y input (see above), under a condition no rewrite swaps.
+    zero = const(g, 0, a.dtype)
     mod, fix = _fmod_and_fix(g, a, b)
-    return g.op("Where", fix, g.op("Add", mod, b), mod)
+    mod = g.op("Where", fix, g.op("Add", mod, b), mod)
+    magnitude = g.op("Abs", mod)
+    return g.op("Where", g.op("Greater", magnitude, zero), mod, g.op("Div", magnitude, b))
 
 
 def _divmod_rule(float_rule, int_rule):

@@ -161,6 +161,30 @@ def test_float_int_div_and_mod_inf_and_zero():
     assert quotient[8] == -1.0 and remainder[8] == np.inf
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_float_int_div_and_mod_signed_zeros(dtype):
+    # NumPy's npy_divmod: a zero quotient is copysign(0, a / b), a zero
+    # remainder copysign(0, b) (0.0 // -3 == -0.0, 0.0 % -3 == -0.0, 6 % -3 == -0.0).
+    # ONNX Runtime's Where returns +0.0 for a -0.0 it picks from its X input,
+    # so the portable graph's quotient once lost the sign (1 / (0.0 // -x) was
+    # +inf, not -inf: fuzz case case-d023fc562311).
+    values = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 6.0, -6.0, 3.0, np.inf, -np.inf, np.nan], dtype=dtype)
+    divisors = np.array([3.0, -3.0, 2.0, -2.0, np.inf, -np.inf, 9e18 if dtype == "float64" else 9e9], dtype=dtype)
+    a, b = (np.array(t, dtype) for t in zip(*itertools.product(values, divisors), strict=True))
+    expected = [np.floor_divide(a, b), np.remainder(a, b)]
+    assert np.signbit(expected[0][[0, 1, 7]]).tolist() == [False, True, True]  # 0 // 3, 0 // -3, 0 // -2
+
+    def same_bits(got, py_result):
+        np.testing.assert_array_equal(got, py_result)
+        numbers = ~np.isnan(py_result)  # a NaN's sign bit is no result
+        np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(py_result[numbers]))
+
+    x, y = vector(dtype, "a"), vector(dtype, "b")
+    _, results = compare_onnx_and_py([x, y], [x // y, x % y], [a, b], assert_fn=same_bits)
+    for got, want in zip(results, expected, strict=True):
+        same_bits(got, want)
+
+
 def pow_cases():
     cases = [pytest.param(d, d, id=f"{d}-{d}") for d in INT_DTYPES + FLOAT_DTYPES + ["bool"]]
     mixed = [("int8", "float32"), ("uint8", "int8"), ("int32", "int64"), ("float32", "int64")]
