@@ -6,9 +6,12 @@ namespace pytensor_onnx::kernels::scipy_special {
 namespace {
 
 using Fn1 = double (*)(double, int);
+using Fn2 = double (*)(double, double, int);
 
 struct Functions {
   Fn1 erfcx = nullptr;
+  Fn1 psi = nullptr;
+  Fn2 gammainc = nullptr;
 };
 
 Functions table;
@@ -18,6 +21,8 @@ Functions table;
 template <class Visit>
 void for_each_function(Visit&& visit) {
   visit("erfcx", "Erfcx", table.erfcx);
+  visit("psi", "Psi", table.psi);
+  visit("gammainc", "GammaInc", table.gammainc);
 }
 
 }  // namespace
@@ -52,5 +57,17 @@ bool available(const std::string& op) {
 // Only reached through kernels whose loops were selected, which requires the
 // function to be set (ops.cc).
 double erfcx(double x) { return table.erfcx(x, 0); }
+
+bool psi(double x, double* value) {
+  if (table.psi == nullptr) return false;
+  *value = table.psi(x, 0);
+  return true;
+}
+
+bool gammainc(double a, double x, double* value) {
+  if (table.gammainc == nullptr) return false;
+  *value = table.gammainc(a, x, 0);
+  return true;
+}
 
 }  // namespace pytensor_onnx::kernels::scipy_special

@@ -6,6 +6,8 @@
 // need.
 #include "special.h"
 
+#include "scipy_special.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -52,6 +54,7 @@ double gammaln(double x) {
 double gamma(double x) { return std::tgamma(x); }
 
 double psi(double x) {
+  if (double value; scipy_special::psi(x, &value)) return value;
   if (std::isnan(x)) return x;
   if (x == kInf) return kInf;
   if (x == -kInf) return kNaN;
@@ -96,6 +99,7 @@ bool incomplete_gamma_edge(double a, double x, double* p) {
 }
 
 double gammainc(double a, double x) {
+  if (double value; scipy_special::gammainc(a, x, &value)) return value;
   double p;
   return incomplete_gamma_edge(a, x, &p) ? p : bm::gamma_p(a, x, Policy());
 }
