@@ -120,6 +120,51 @@ inline void copy_run(Word* dst, const char* src, size_t run, int64_t stride) {
   }
 }
 
+// Block [start, start + n) of a matrix broadcast along one axis, PyMC's
+// usual shapes: a row repeated down the rows (a (3,) parameter against
+// (70, 3) observations, strides (0, s)), or each row's one element repeated
+// along it (a (70, 1) column, strides (s, 0)). Returns false for the other
+// layouts. The general walk below paid its bookkeeping per row, ~0.7 ns an
+// element on rows of 3: the Dirichlet mixture gathers eight (70, 3) blocks a
+// call, the Gaussian process eight (20, 20) ones.
+template <class Word>
+bool gather_matrix_broadcast(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n,
+                             Word* dst) {
+  const auto cols = static_cast<size_t>(shape[1]);
+  const int64_t row_stride = in.strides[0], col_stride = in.strides[1];
+  if (n == 0 || (row_stride != 0 && col_stride != 0)) return false;
+  const auto load = [&in](int64_t element) {
+    Word v;
+    std::memcpy(&v, in.data + element * static_cast<int64_t>(sizeof(Word)), sizeof v);
+    return v;
+  };
+  size_t col = start % cols;
+  if (row_stride == 0) {
+    // One period of `cols` elements from the block's first column on, then
+    // copies of what is written, doubling: every copy starts a period.
+    const size_t period = std::min(n, cols);
+    for (size_t k = 0; k < period; ++k) {
+      dst[k] = load(static_cast<int64_t>(col) * col_stride);
+      if (++col == cols) col = 0;
+    }
+    for (size_t have = period; have < n;) {
+      const size_t copied = std::min(have, n - have);
+      std::memcpy(dst + have, dst, copied * sizeof(Word));
+      have += copied;
+    }
+    return true;
+  }
+  int64_t element = static_cast<int64_t>(start / cols) * row_stride;
+  for (size_t k = 0; k < n; element += row_stride) {
+    const Word v = load(element);
+    const size_t run = std::min(cols - col, n - k);
+    for (size_t r = 0; r < run; ++r) dst[k + r] = v;
+    k += run;
+    col = 0;
+  }
+  return true;
+}
+
 // Copies block [start, start + n) of a broadcast input into `dst` (a slot:
 // 8-byte aligned) row by row of the innermost axis: a run of the row's
 // elements (a copy where the input is contiguous there, repeats of one
@@ -132,6 +177,7 @@ template <class Word>
 void gather_words(const InputView& in, const std::vector<int64_t>& shape, size_t start, size_t n, Word* dst,
                   std::vector<int64_t>& index) {
   const size_t rank = shape.size();
+  if (rank == 2 && gather_matrix_broadcast(in, shape, start, n, dst)) return;
   index.assign(rank, 0);
   int64_t offset = 0;
   size_t rest = start;

@@ -330,6 +330,33 @@ def test_dimshuffles_are_read_as_views(rng, size):
     assert {"Transpose", "Unsqueeze", "Squeeze"} <= exported
 
 
+@pytest.mark.parametrize("rows, cols", [(70, 3), (300, 3), (171, 7), (3, 700), (5, 1), (1, 6), (2000, 2)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "int8"])
+def test_matrix_broadcasts_in_blocks_that_start_mid_row(rng, rows, cols, dtype):
+    # A column (rows, 1) and a row (cols,) broadcast against a matrix are
+    # copied into each block of 512 elements by a walk of their own
+    # (evaluate.cc, gather_matrix_broadcast): blocks start mid-row where cols
+    # does not divide 512, a row of 700 is longer than a block, 2000 x 2
+    # runs on the pool's tasks; elements of 8, 4, 2 and 1 bytes.
+    x = pt.matrix("x", shape=(rows, cols), dtype=dtype)
+    column = pt.matrix("column", shape=(rows, 1), dtype=dtype)
+    row = pt.vector("row", shape=(cols,), dtype=dtype)
+    outs = [x * column + row, pt.maximum(x, column[::-1]) - row[::-1], pt.lt(column, row) & pt.gt(x, 0)]
+    if dtype.startswith("float"):
+        outs[0] = pt.exp(outs[0] / 8)
+    draw = (lambda shape: rng.normal(size=shape)) if dtype.startswith("float") else (
+        lambda shape: rng.integers(-9, 10, size=shape))
+    values = [draw(shape).astype(dtype) for shape in [(rows, cols), (rows, 1), (cols,)]]
+    fn, results = compare_onnx_and_py([x, column, row], outs, values)
+    # (The reversals are ONNX Slices; the rest is kernel nodes.)
+    ops = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
+    assert set(ops) - {"Slice"} <= {"Elemwise_bool", f"Elemwise_{dtype}"} and f"Elemwise_{dtype}" in ops, ops
+    # (Independently of the kernels: NumPy's own broadcasting.)
+    x_v, column_v, row_v = values
+    np.testing.assert_array_equal(results[1], np.maximum(x_v, column_v[::-1]) - row_v[::-1])
+    np.testing.assert_array_equal(results[2], (column_v < row_v) & (x_v > 0))
+
+
 _kernel_session = kernel_session
 
 
