@@ -70,15 +70,17 @@ def reduce(g, onnx_op, x, axes, keepdims=False):
     it sits, NumPy propagates it."""
     if not axes:
         return x
-    if onnx_op in ("ReduceMax", "ReduceMin") and x.dtype in REDUCE_KERNEL_DTYPES and kernels_enabled():
+    kernel_sum = onnx_op == "ReduceSum" and x.dtype == "float64"
+    if (onnx_op in ("ReduceMax", "ReduceMin") or kernel_sum) and x.dtype in REDUCE_KERNEL_DTYPES and kernels_enabled():
         # One node of the kernel library in mode ONNX (src/kernels/
         # reduce_kernel.h) for the six below; an empty set gives the
-        # identity, which the callers that may reduce one check.
+        # identity, which the callers that may reduce one check. A float64
+        # sum too: NumPy's order and +0.0 start, where ReduceSum's are ONNX
+        # Runtime's (most become stages of kernel nodes).
         g.require_domain(kernels.DOMAIN, kernels.DOMAIN_VERSION)
-        return g.op(
-            f"Reduce_{x.dtype}", x, domain=kernels.DOMAIN, reduction="max" if onnx_op == "ReduceMax" else "min",
-            axes=sorted(axes), keepdims=int(keepdims),
-        )
+        reduction = {"ReduceMax": "max", "ReduceMin": "min", "ReduceSum": "sum"}[onnx_op]
+        return g.op(f"Reduce_{x.dtype}", x, domain=kernels.DOMAIN, reduction=reduction, axes=sorted(axes),
+                    keepdims=int(keepdims))
     result = g.op(onnx_op, x, axes=list(axes), keepdims=int(keepdims))
     if onnx_op in ("ReduceMax", "ReduceMin") and x.dtype.startswith("float"):
         has_nan = g.op("ReduceMax", g.cast(g.op("IsNaN", x), "uint8"), axes=list(axes), keepdims=int(keepdims))
@@ -271,6 +273,15 @@ def _careduce(op, node, g, x):
         if initial is not None and may_be_empty(static_shape, axes):
             x = _pad_reduced_axes(g, x, axes, initial)
         result = reduce(g, onnx_op, x, axes)
+        if onnx_op == "ReduceSum" and not (kernels_enabled() and acc_dtype == "float64" and axes):
+            # NumPy's add.reduce starts from its identity +0.0, so a sum of
+            # -0.0s is +0.0; ONNX Runtime's ReduceSum gives -0.0 (1 / sum
+            # was -inf where PyTensor gives +inf). A zero becomes +0.0. (Not
+            # `+ 0.0`: ONNX Runtime's NoopElimination removes an Add of 0.)
+            # In mode ONNX a float64 sum is a kernel node (`reduce`), which
+            # starts from +0.0.
+            zero = const(g, 0.0, acc_dtype)
+            result = g.op("Where", g.op("Equal", result, zero), zero, result)
         if initial is None and isinstance(op.scalar_op, ps.Maximum | ps.Minimum) and may_be_empty(static_shape, axes):
             result = check_nonempty_reduction(g, x, axes, result)
     return g.cast(result, dtype)

@@ -92,10 +92,58 @@ class RowWalk {
   int64_t* index_;  // a row's position along the outer axes
 };
 
-}  // namespace
+// `shape` and `axes` as NumPy's iterator walks them: it drops axes of size
+// 1 and makes the trailing reduced axes of a C-contiguous array one axis,
+// one run of its inner loop, which its add sums pairwise (a (70, 3) array
+// over axes (0, 1) is one pairwise sum of 210 values, not 70 row sums added
+// in turn; (2, 3, 4) over (1, 2) two sums of 12; (40, 1) over axis 0 one of
+// 40). Returns whether that changed them: else the caller walks the given
+// ones. (NumPy 2.0 adds a run of more than its buffer's 8,192 values in
+// chunks: not known here, the run is added whole, as newer NumPy does.)
+bool merge_axes_as_numpy(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes,
+                         std::vector<int64_t>& merged_shape, std::vector<int64_t>& merged_axes) {
+  // (`axes`: ascending, as the stages and kernels parse them; out of range,
+  // RowWalk refuses them.)
+  for (int64_t a : axes) {
+    if (a < 0 || a >= static_cast<int64_t>(shape.size())) return false;
+  }
+  bool dropped = false;
+  merged_shape.clear();
+  merged_axes.clear();
+  for (size_t d = 0, a = 0; d < shape.size(); ++d) {
+    const bool reduced = a < axes.size() && axes[a] == static_cast<int64_t>(d);
+    if (reduced) ++a;
+    if (shape[d] == 1) {
+      dropped = true;
+      continue;
+    }
+    if (reduced) merged_axes.push_back(static_cast<int64_t>(merged_shape.size()));
+    merged_shape.push_back(shape[d]);
+  }
+  size_t trailing = 0;
+  while (trailing < merged_axes.size() &&
+         merged_axes[merged_axes.size() - 1 - trailing] == static_cast<int64_t>(merged_shape.size() - 1 - trailing)) {
+    ++trailing;
+  }
+  if (trailing >= 2) {
+    const size_t first = merged_shape.size() - trailing;
+    for (size_t d = first + 1; d < merged_shape.size(); ++d) merged_shape[first] *= merged_shape[d];
+    merged_shape.resize(first + 1);
+    merged_axes.resize(merged_axes.size() - trailing + 1);
+  }
+  return dropped || trailing >= 2;
+}
+
+// Calls `reduce(shape, axes)` on the axes NumPy walks (merge_axes_as_numpy).
+template <class Reduce>
+void with_merged_axes(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, Reduce reduce) {
+  thread_local std::vector<int64_t> merged_shape, merged_axes;
+  if (merge_axes_as_numpy(shape, axes, merged_shape, merged_axes)) reduce(merged_shape, merged_axes);
+  else reduce(shape, axes);
+}
 
 template <class T>
-void reduce_max_min(const T* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool max, T* out) {
+void reduce_max_min_walk(const T* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool max, T* out) {
   RowWalk walk(shape, axes);
   const T identity = max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
   std::fill(out, out + walk.size, identity);
@@ -112,11 +160,11 @@ void reduce_max_min(const T* x, const std::vector<int64_t>& shape, const std::ve
   });
 }
 
-void reduce_sum(const double* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, double* out) {
+void reduce_sum_walk(const double* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, double* out) {
   RowWalk walk(shape, axes);
-  // -0.0: the sum of one term is that term, its sign included; an empty set
-  // sums to 0.
-  std::fill(out, out + walk.size, walk.total == 0 ? 0.0 : -0.0);
+  // +0.0, the identity NumPy's add.reduce starts every sum from: a sum of
+  // -0.0s is +0.0 (the py linker's, PyTensor's C and Numba backends').
+  std::fill(out, out + walk.size, 0.0);
   walk.each_row([&](int64_t first, int64_t n, int64_t offset) {
     const double* values = x + first;
     if (walk.inner_reduced) {
@@ -128,6 +176,23 @@ void reduce_sum(const double* x, const std::vector<int64_t>& shape, const std::v
       double* dst = out + offset;
       for (int64_t k = 0; k < n; ++k) dst[k] += values[k];  // (row after row, as NumPy adds rows)
     }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void reduce_max_min(const T* x, const std::vector<int64_t>& given_shape, const std::vector<int64_t>& given_axes, bool max,
+                    T* out) {
+  with_merged_axes(given_shape, given_axes, [&](const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+    reduce_max_min_walk(x, shape, axes, max, out);
+  });
+}
+
+void reduce_sum(const double* x, const std::vector<int64_t>& given_shape, const std::vector<int64_t>& given_axes,
+                double* out) {
+  with_merged_axes(given_shape, given_axes, [&](const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+    reduce_sum_walk(x, shape, axes, out);
   });
 }
 

@@ -15,9 +15,9 @@ template <class T>
 void reduce_max_min(const T* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool max, T* out);
 
 // The sum of `x` (C-contiguous, of `shape`) over `axes` into `out`, in
-// NumPy's order for a C-contiguous array: pairwise along an innermost axis
-// that is reduced (numpy_sum, evaluate.h), row after row otherwise. An empty
-// set sums to 0.
+// NumPy's order for a C-contiguous array: pairwise along the run of the
+// trailing reduced axes, which NumPy's iterator makes one (numpy_sum,
+// evaluate.h), row after row otherwise. An empty set sums to 0.
 void reduce_sum(const double* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, double* out);
 
 }  // namespace pytensor_onnx::kernels

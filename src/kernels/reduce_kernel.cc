@@ -12,9 +12,11 @@ namespace pytensor_onnx::kernels {
 ReduceKernel::ReduceKernel(const OrtKernelInfo* info, DType dtype) : dtype_(dtype) {
   Ort::ConstKernelInfo kernel_info(info);
   const std::string reduction = kernel_info.GetAttribute<std::string>("reduction");
-  if (reduction != "max" && reduction != "min") {
-    throw std::invalid_argument("attribute 'reduction' is '" + reduction + "'; it must be 'max' or 'min'");
+  if (reduction != "max" && reduction != "min" && !(reduction == "sum" && dtype == DType::Float64)) {
+    throw std::invalid_argument("attribute 'reduction' is '" + reduction +
+                                "'; it must be 'max' or 'min', or 'sum' of float64");
   }
+  sum_ = reduction == "sum";
   max_ = reduction == "max";
   axes_ = kernel_info.GetAttributes<int64_t>("axes");
   if (!std::is_sorted(axes_.begin(), axes_.end()) || std::adjacent_find(axes_.begin(), axes_.end()) != axes_.end() ||
@@ -40,7 +42,9 @@ OrtStatusPtr ReduceKernel::ComputeV2(OrtKernelContext* context) {
       else if (keepdims_) out_shape.push_back(1);
     }
     Ort::UnownedValue out = ctx.GetOutput(0, out_shape.data(), out_shape.size());
-    if (dtype_ == DType::Float64) {
+    if (sum_) {
+      reduce_sum(x.GetTensorData<double>(), shape, axes_, out.GetTensorMutableData<double>());
+    } else if (dtype_ == DType::Float64) {
       reduce_max_min(x.GetTensorData<double>(), shape, axes_, max_, out.GetTensorMutableData<double>());
     } else {
       reduce_max_min(x.GetTensorData<float>(), shape, axes_, max_, out.GetTensorMutableData<float>());

@@ -7,7 +7,9 @@
 // `reduce`), and PyMC's logsumexp (mixtures, simplex transforms) takes one
 // max per call. An empty reduced set gives the identity (-inf for max, +inf
 // for min): the rules that reduce a set which may be empty check it
-// themselves and fail as NumPy does.
+// themselves and fail as NumPy does. Reduction "sum" (float64): NumPy's
+// add.reduce to the bit (reduce.h), where ONNX Runtime's ReduceSum adds in
+// an order of its own and gives -0.0 for a sum of -0.0s (NumPy: +0.0).
 #pragma once
 
 #include <string>
@@ -28,7 +30,8 @@ class ReduceKernel {
 
  private:
   DType dtype_;
-  bool max_;
+  bool sum_ = false;
+  bool max_ = false;
   std::vector<int64_t> axes_;
   bool keepdims_;
 };

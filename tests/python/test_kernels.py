@@ -1064,14 +1064,16 @@ def test_reshapes_between_kernel_nodes_are_stages(rng):
 @pytest.mark.parametrize("shape, axis", [((5, 7), 0), ((5, 7), 1), ((300, 40), 0), ((300, 40), -1), ((1, 9), 0),
                                          ((0, 3), 0), ((0, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), (0, 2)),
                                          ((2, 3, 4), (1, 2)), ((2, 3, 4, 5), (0, 2)), ((3, 2, 4, 2), (1, 3)),
-                                         ((70, 3), 1), ((70, 3), 0)])
+                                         ((70, 3), 1), ((70, 3), 0), ((70, 3), (0, 1)), ((2, 1, 3, 40), (2, 3)),
+                                         ((40, 1), 0), ((70, 1, 3), (0, 2))])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_sums_and_maxima_over_some_axes_are_stages_of_the_kernel_node(rng, shape, axis, keepdims):
     # A sum over some axes (ONNX's ReduceSum) and a max or min (the Reduce
     # kernel) of a fused expression run as reduction stages of its node
-    # (src/core/passes/merge_kernel_stages.h): NumPy's order for 2-d arrays
-    # (pairwise along a reduced innermost axis, row after row otherwise, so
-    # the same bits as np.add.reduce), NaN and -0.0 as NumPy has them.
+    # (src/core/passes/merge_kernel_stages.h), to NumPy's bits: NumPy drops
+    # axes of size 1, walks the trailing reduced axes as one run, which it
+    # adds pairwise, and the others row after row (src/kernels/reduce.h);
+    # NaN and -0.0 as NumPy has them.
     y = pt.tensor("y", shape=(None,) * len(shape))
     doubled = y * 2.0 + 1.0  # (a fused expression: an Elemwise kernel node)
     outputs = [doubled.sum(axis=axis, keepdims=keepdims), pt.exp(doubled.max(axis=axis, keepdims=keepdims)) * 3.0]
@@ -1086,13 +1088,32 @@ def test_sums_and_maxima_over_some_axes_are_stages_of_the_kernel_node(rng, shape
     fn, results = compare_onnx_and_py([y], outputs, [value])
     types = [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
     assert "ReduceSum" not in types and "Reduce_float64" not in types, types
-    assert {"sum", "max"} & {s.get("reduce") for s in stages(fn)} == ({"sum"} if 0 in shape else {"sum", "max"})
+    # (A sum over every axis is the program's own output reduction.)
+    every_axis = len(np.empty(shape).sum(axis=axis).shape) == 0
+    assert {"sum", "max"} & {s.get("reduce") for s in stages(fn)} == (
+        set() if every_axis else {"sum"}) | (set() if 0 in shape else {"max"})
     want = np.add.reduce(value * 2.0 + 1.0, axis=axis, keepdims=keepdims)
-    if len(shape) == 2:
-        np.testing.assert_array_equal(results[0], want)
-        assert np.array_equal(np.signbit(results[0]), np.signbit(want))
-    else:
-        np.testing.assert_allclose(results[0], want, rtol=1e-14)
+    np.testing.assert_array_equal(results[0], want)
+    assert np.array_equal(np.signbit(results[0]), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sums_of_negative_zeros_are_positive_zero(dtype):
+    # NumPy's add.reduce starts every sum from +0.0 (so do PyTensor's C and
+    # Numba backends): a sum of -0.0s is +0.0, whose reciprocal is +inf.
+    # Kernel reduction stages started from -0.0, ONNX Runtime's ReduceSum
+    # gives -0.0: both paths held to the py linker's signs.
+    y = pt.tensor("y", shape=(None, None), dtype=dtype)
+    doubled = y * 2
+    outputs = [1 / doubled.sum(axis=0), 1 / doubled.sum(axis=1), 1 / doubled.sum(), 1 / y.sum(axis=(0, 1)),
+               1 / (doubled.sum(axis=(0, 1)) + doubled.max())]
+    value = np.full((4, 3), -0.0, dtype=dtype)
+    fn, results = compare_onnx_and_py([y], outputs, [value])
+    exported = pytensor_onnx.export_onnx([y], outputs)
+    session = ort.InferenceSession(exported.SerializeToString(), providers=["CPUExecutionProvider"])
+    portable = session.run(None, {exported.graph.input[0].name: value})
+    for got in [*results, *portable]:
+        assert np.all(np.isposinf(got)), got
 
 
 def _reduction_node_session(dtype="float64", **attrs):
@@ -1122,6 +1143,33 @@ def test_a_reduction_stage_checks_its_attributes_and_its_input(rng):
     ]:
         with pytest.raises(Exception, match=message):
             _reduction_node_session(dtype, **attrs)
+
+
+def test_the_reduce_node_sums_float64_as_numpy_does(rng):
+    # Mode ONNX's float64 sums that do not become stages of a kernel node
+    # (PyTensor sums float32 in float64: Cast, Reduce, Cast) are Reduce
+    # nodes (src/kernels/reduce_kernel.h): NumPy's bits, a -0.0 set summing
+    # to +0.0; float32 sums stay ONNX's.
+    from onnx import TensorProto, helper
+
+    def session(dtype, **attrs):
+        tensor_type = TensorProto.DOUBLE if dtype == "float64" else TensorProto.FLOAT
+        node = helper.make_node(f"Reduce_{dtype}", ["x"], ["y"], domain=kernels.DOMAIN, **attrs)
+        return _kernel_session([node], [helper.make_tensor_value_info("x", tensor_type, None)],
+                               [helper.make_tensor_value_info("y", tensor_type, None)])
+
+    x = rng.normal(size=(3, 1, 7, 40)) * 10.0 ** rng.integers(-8, 8, size=(3, 1, 7, 40))
+    for axes, keepdims in [([2, 3], 0), ([0], 1), ([0, 1, 2, 3], 0), ([1, 3], 1)]:
+        got = session("float64", reduction="sum", axes=axes, keepdims=keepdims).run(None, {"x": x})[0]
+        want = np.add.reduce(x, axis=tuple(axes), keepdims=bool(keepdims))
+        np.testing.assert_array_equal(got, want)
+    zeros = session("float64", reduction="sum", axes=[0], keepdims=0).run(None, {"x": np.full((3, 2), -0.0)})[0]
+    assert not np.signbit(zeros).any()
+    with pytest.raises(Exception, match="'reduction' is 'sum'; it must be 'max' or 'min', or 'sum' of float64"):
+        session("float32", reduction="sum", axes=[0], keepdims=0)
+    f32 = pt.matrix("f32", dtype="float32")
+    fn, _ = compare_onnx_and_py([f32], [f32.sum(axis=0)], [rng.normal(size=(5, 3)).astype("float32")])
+    assert "Reduce_float64" in [n.op_type for n in fn.maker.linker.onnx_model.graph.node]
 
 
 def test_a_program_output_of_another_dtype_than_the_node_fails_the_session():
@@ -1291,9 +1339,9 @@ def test_sums_that_stay_reductions(rng):
     for inputs, outputs in cases:
         values = [rng.normal(size=50).astype(inputs[0].dtype)]
         fn, _ = compare_onnx_and_py(inputs, outputs, values, rtol=1e-5 if inputs[0].dtype == "float32" else None)
-        # (A ReduceSum node, or one merged into a kernel node as a reduction
+        # (A Reduce node, or one merged into a kernel node as a reduction
         # stage: the float32 terms cast to float64 by an exact Cast, a stage too.)
-        assert "ReduceSum" in [n.op_type for n in fn.maker.linker.onnx_model.graph.node] or any(
+        assert "Reduce_float64" in [n.op_type for n in fn.maker.linker.onnx_model.graph.node] or any(
             s.get("reduce") == "sum" for s in stages(fn)
         )
 

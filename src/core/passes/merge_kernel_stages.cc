@@ -25,7 +25,8 @@ struct Stage {
 
 // A reduction as a stage (attributes reduce, axes, keepdims, input_dtypes)
 // of the node: ONNX's ReduceSum of float64 over constant axes of an input of
-// known rank, or the kernel library's Reduce (max, min); nullopt for others.
+// known rank, or the kernel library's Reduce (max, min, float64 sum);
+// nullopt for others.
 std::optional<Stage> reduction_stage(const Node& node) {
   const Value* in = node.input(0);
   if (!in || !in->rank() || node.outputs.size() != 1) return std::nullopt;
@@ -48,7 +49,7 @@ std::optional<Stage> reduction_stage(const Node& node) {
   } else if (node.domain == kKernelDomain && (node.op_type == "Reduce_float64" || node.op_type == "Reduce_float32")) {
     reduce = node.attrs.get_string("reduction").value_or("");
     axes = node.attrs.get_ints("axes").value_or(std::vector<int64_t>{});
-    if (reduce != "max" && reduce != "min") return std::nullopt;
+    if (reduce != "max" && reduce != "min" && !(reduce == "sum" && in->dtype == DType::Float64)) return std::nullopt;
   } else {
     return std::nullopt;
   }

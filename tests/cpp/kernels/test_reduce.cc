@@ -99,11 +99,29 @@ TEST(KernelReduce, SumsInNumPysOrder) {
   const std::vector<double> sums = summed(rows, {2, 40}, {1}, 2);
   EXPECT_EQ(sums[0], numpy_sum(rows.data(), 40));
   EXPECT_EQ(sums[1], numpy_sum(rows.data() + 40, 40));
+  // Trailing reduced axes are one run, as NumPy's iterator makes them, and
+  // axes of size 1 are none: one pairwise sum of the run.
+  std::vector<double> many(240);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = 1.0 / static_cast<double>(i + 3) * (i % 3 == 0 ? -1e3 : 1.0);
+  EXPECT_EQ(summed(many, {80, 3}, {0, 1}, 1)[0], numpy_sum(many.data(), 240));
+  EXPECT_EQ(summed(many, {80, 3, 1}, {0, 1}, 1)[0], numpy_sum(many.data(), 240));
+  EXPECT_EQ(summed(many, {80, 1, 3}, {0, 2}, 1)[0], numpy_sum(many.data(), 240));
+  EXPECT_EQ(summed(many, {240, 1}, {0}, 1)[0], numpy_sum(many.data(), 240));
+  const std::vector<double> blocks = summed(many, {2, 1, 3, 40}, {2, 3}, 2);
+  EXPECT_EQ(blocks[0], numpy_sum(many.data(), 120));
+  EXPECT_EQ(blocks[1], numpy_sum(many.data() + 120, 120));
+  // (These values tell the orders apart: row sums added in turn differ.)
+  double row_by_row = -0.0;
+  for (double row_sum : summed(many, {80, 3}, {1}, 80)) row_by_row += row_sum;
+  EXPECT_NE(row_by_row, numpy_sum(many.data(), 240));
   // Down a kept innermost axis: in order, one row after the other.
   const std::vector<double> column = summed({1e16, 1.0, -1e16, 1.0}, {4, 1}, {0}, 1);
   EXPECT_EQ(column[0], ((1e16 + 1.0) + -1e16) + 1.0);
-  // -0.0 stays -0.0; an empty set sums to 0.
-  EXPECT_TRUE(std::signbit(summed({-0.0, -0.0}, {2, 1}, {0}, 1)[0]));
+  // Every sum starts from +0.0, as NumPy's: -0.0s sum to +0.0, along a
+  // reduced innermost axis or down a kept one; an empty set sums to 0.
+  EXPECT_FALSE(std::signbit(summed({-0.0, -0.0}, {2, 1}, {0}, 1)[0]));
+  EXPECT_FALSE(std::signbit(summed({-0.0, -0.0, -0.0, -0.0}, {2, 2}, {0}, 2)[1]));
+  EXPECT_FALSE(std::signbit(summed({-0.0, -0.0, -0.0, -0.0}, {2, 2}, {1}, 2)[0]));
   EXPECT_EQ(summed({}, {0, 3}, {0}, 3), (std::vector<double>{0, 0, 0}));
   EXPECT_FALSE(std::signbit(summed({}, {2, 0}, {1}, 2)[1]));
 }
