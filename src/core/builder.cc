@@ -57,6 +57,10 @@ GraphBuilder::GraphBuilder(GraphBuilder& parent, std::string graph_name)
       context_(parent.context_),
       outer_substitute_(parent.outer_substitute_) {}
 
+GraphBuilder::~GraphBuilder() {
+  if (graph_ && graph_.use_count() == 1 && graph_->parent()) unlink_enclosing_reads(*graph_);
+}
+
 GraphBuilder::GraphBuilder(int opset, std::shared_ptr<Graph> graph, std::shared_ptr<ModelContext> context)
     : opset_(opset), graph_(std::move(graph)), context_(std::move(context)) {}
 

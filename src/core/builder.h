@@ -34,6 +34,13 @@ class GraphBuilder {
   // A builder for the body of a model-local function of `caller`'s model: a
   // graph of its own (it reads only its inputs) at the same opset.
   static GraphBuilder function_body(const GraphBuilder& caller, std::string name);
+  GraphBuilder(const GraphBuilder&) = default;
+  GraphBuilder(GraphBuilder&&) = default;
+  GraphBuilder& operator=(const GraphBuilder&) = default;
+  GraphBuilder& operator=(GraphBuilder&&) = default;
+  // The last builder of a body that no node took (an exception left the
+  // recipe building it) takes its nodes out of the enclosing values' users.
+  ~GraphBuilder();
 
   int opset() const { return opset_; }
   Graph& graph() { return *graph_; }

@@ -31,15 +31,21 @@ void erase_user(Value* value, const Node* user) {
 // pack_scalar_inputs_of_kernels, crashed when Python had let the subgraph go).
 void unlink_subgraph_reads(const Node& node) {
   for (const auto& attr : node.attrs.items()) {
-    const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value);
-    if (!sub) continue;
-    for_each_node(**sub, [](const Graph& body, const Node& inner) {
-      for (Value* in : inner.inputs) {
-        if (in && !body.owns(in)) erase_user(in, &inner);
-      }
-    });
+    if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&attr.value)) unlink_enclosing_reads(**sub);
   }
 }
+
+}  // namespace
+
+void unlink_enclosing_reads(const Graph& body) {
+  for_each_node(body, [](const Graph& graph, const Node& inner) {
+    for (Value* in : inner.inputs) {
+      if (in && !graph.owns(in)) erase_user(in, &inner);
+    }
+  });
+}
+
+namespace {
 
 void unlink_from_inputs(const Node& node) {
   for (Value* in : node.inputs) {

@@ -157,6 +157,13 @@ class Graph {
   size_t nodes_with_subgraphs_ = 0;  // lets has_users skip the subgraph scan
 };
 
+// Takes the nodes of `body` (an If/Loop body, and its own bodies) out of
+// the users lists of the enclosing values they read. For a body no node
+// holds, when it goes: a recipe's body builder that an exception leaves
+// (the refused op inside it) would otherwise leave those lists naming
+// nodes it frees.
+void unlink_enclosing_reads(const Graph& body);
+
 // Calls `visit(graph, node)` on every node of `graph` and of its If/Loop
 // bodies at any depth, each with the graph that holds it.
 template <class Visit>

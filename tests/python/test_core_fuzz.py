@@ -601,6 +601,30 @@ def test_topk_of_an_input_with_another_empty_axis(shape, k, axis, dtype):
     assert got_values.dtype == data.dtype and got_indices.dtype == np.int64
 
 
+def test_an_op_refused_inside_a_recipes_body_leaves_the_graph_whole():
+    # The TopK of an input whose other axes may be empty is built in an If's
+    # body (above); the body's Cast of a bool input (ONNX Runtime has no bool
+    # TopK) had put itself in the input's users when the TopK was refused,
+    # and the body was freed with it: the users list named a freed node
+    # (FUZZ_SEED=2720048103: "value 'in1' lists node Identity_0 1 times,
+    # which reads it 0 times" after the passes).
+    g = _core.GraphBuilder(13)
+    x = g.input("x", "float64", [2, None, 2])
+    flags = g.input("flags", "bool", [None, 2, None])
+    with pytest.raises(_core.OnnxBuildError, match="'largest' must be 0 or 1"):
+        g.op("TopK", flags, g.const(np.array([0])), axis=0, largest="", sorted=1, outputs=2)
+    g.output(x, "x_out")
+    g.output(g.op("Not", flags), "not_flags")
+    g.optimize(fold_constants=False, cse=False)
+    model_bytes = g.serialize()
+    onnx.checker.check_model(onnx.load_from_string(model_bytes), full_check=True)
+    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    data, bits = np.ones((2, 3, 2)), np.array([[[True], [False]]] * 2)
+    got_x, got_not = session.run(None, {"x": data, "flags": bits})
+    np.testing.assert_array_equal(got_x, data)
+    np.testing.assert_array_equal(got_not, ~bits)
+
+
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
 @pytest.mark.parametrize("runtime", [False, True])
 def test_slice_ends_onnx_runtime_misreads(index_dtype, runtime):
