@@ -45,12 +45,12 @@ def do_nothing_session(linker, fed_names, results):
 
     model = linker.onnx_model
     by_name = dict(zip(linker._output_names, results))
-    for packed, elements in linker.packed_outputs:
-        by_name[packed] = np.array([by_name[name] for name in elements], dtype=np.float64)
+    for packed, elements, _ in linker.packed_outputs:
+        by_name[packed] = np.concatenate([np.asarray(by_name[name], dtype=np.float64).reshape(-1) for name in elements])
     outputs = list(model.graph.output)
     constants = [numpy_helper.from_array(np.asarray(by_name[o.name]), f"value_{j}") for j, o in enumerate(outputs)]
     nodes = [helper.make_node("Identity", [f"value_{j}"], [o.name]) for j, o in enumerate(outputs)]
-    fed = set(fed_names) | {name for name, _ in linker.packed_inputs}
+    fed = set(fed_names) | {name for name, _, _ in linker.packed_inputs}
     inputs = [i for i in model.graph.input if i.name in fed]
     graph = helper.make_graph(nodes, "do_nothing", inputs, outputs, initializer=constants)
     nothing = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copyreg
 import hashlib
 import logging
+import math
 import re
 import threading
 import weakref
@@ -20,7 +21,7 @@ from pytensor_onnx.dispatch.basic import ONNX_OPSET_VERSION, check_opset
 from pytensor_onnx.dispatch.utils import DATA_CHECK
 from pytensor_onnx.rewriting import INCOMPATIBLE_REWRITES, REQUIRED_REWRITES, incompatible_rewrites
 from pytensor_onnx.runtime import check_providers as _check_providers
-from pytensor_onnx.runtime import NativeSession, default_session_options, native_unavailable_reason
+from pytensor_onnx.runtime import NativeSession, default_session_options, native_unavailable_reason, packed_offsets
 
 logger = logging.getLogger("pytensor_onnx")
 
@@ -104,9 +105,14 @@ def get_session(model_bytes: bytes, session_options=None, providers=None, names=
     return cached[0]
 
 
+def _packed_triples(made) -> tuple:
+    """The builder's packed inputs or outputs, hashable (part of a session's key)."""
+    return tuple((name, tuple(names), tuple(tuple(shape) for shape in shapes)) for name, names, shapes in made)
+
+
 def _packed_without_native_sessions() -> RuntimeError:
     return RuntimeError(
-        "pytensor_onnx: this function's model packs scalar inputs or outputs for a native session, and native "
+        "pytensor_onnx: this function's model packs small inputs or outputs for a native session, and native "
         "sessions are "
         f"now off ({native_unavailable_reason()}); compile the function again"
     )
@@ -162,9 +168,11 @@ class ONNXLinker(JITLinker):
         self.onnx_model_bytes: bytes | None = None
         self.session = None
         #: Outputs of ``onnx_model`` that hold several of the function's
-        #: float64 scalars: pairs (output name, the names of its elements);
-        #: ``function_outputs`` splits them. ``packed_inputs``: the same for
-        #: its scalar inputs (at most one pair).
+        #: small float64 outputs (scalars, arrays of static shape): triples
+        #: (output name, the names of its elements, their shapes), each
+        #: element's values after the one before's; ``function_outputs``
+        #: splits them. ``packed_inputs``: the same for its inputs (at most
+        #: one triple), which ``model_feed`` gathers.
         self.packed_outputs: tuple = ()
         self.packed_inputs: tuple = ()
         # A function keeps its last call's inputs and outputs in its storage,
@@ -200,20 +208,25 @@ class ONNXLinker(JITLinker):
     def function_outputs(self, outputs_by_name: dict) -> list:
         """The function's outputs, in order, from a run of ``onnx_model`` in a
         session of your own (``outputs_by_name``: its outputs by name): the
-        scalars packed into one output (``packed_outputs``) split again."""
+        arrays packed into one output (``packed_outputs``) split again."""
         named = dict(outputs_by_name)
-        for packed, elements in self.packed_outputs:
+        for packed, elements, shapes in self.packed_outputs:
             vector = np.asarray(named[packed])
-            named.update({name: np.array(vector[k]) for k, name in enumerate(elements)})
+            for name, offset, shape in zip(elements, packed_offsets(shapes), shapes, strict=True):
+                named[name] = vector[offset : offset + math.prod(shape)].reshape(shape).copy()
         return [named[name] for name in self._output_names]
 
     def model_feed(self, inputs_by_name: dict) -> dict:
         """The feed of a run of ``onnx_model`` in a session of your own from
-        the function's inputs by name: the scalars packed into one input
+        the function's inputs by name: the arrays packed into one input
         (``packed_inputs``) gathered into it."""
         feed = dict(inputs_by_name)
-        for packed, elements in self.packed_inputs:
-            feed[packed] = np.array([feed.pop(name) for name in elements], dtype=np.float64)
+        for packed, elements, shapes in self.packed_inputs:
+            values = [np.asarray(feed.pop(name), dtype=np.float64) for name in elements]
+            for name, value, shape in zip(elements, values, shapes, strict=True):
+                if value.shape != tuple(shape):
+                    raise ValueError(f"input {name!r} has shape {value.shape}; the model packs it as {tuple(shape)}")
+            feed[packed] = np.concatenate([value.reshape(-1) for value in values])
         return feed
 
     def fgraph_convert(self, fgraph, order=None, input_storage=None, output_storage=None, storage_map=None, **kwargs):
@@ -239,12 +252,12 @@ class ONNXLinker(JITLinker):
         self.packed_outputs = self.packed_inputs = ()
         builder = converted.builder
         if self.kernels and native:
-            # Scalar results as one output, which the native session splits
-            # again, and scalar inputs (not the shared values it bakes) as
-            # one input, which it gathers (pack_scalars.h).
+            # Small results as one output, which the native session splits
+            # again, and small inputs (not the shared values it bakes) as
+            # one input, which it gathers (pack_small_arrays.h).
             baked = [converted.input_names[i] for i in bakeable_inputs(fgraph)]
-            self.packed_outputs = tuple((name, tuple(names)) for name, names in builder.pack_scalar_outputs_of_kernels())
-            self.packed_inputs = tuple((name, tuple(names)) for name, names in builder.pack_scalar_inputs_of_kernels(baked))
+            self.packed_outputs = _packed_triples(builder.pack_small_outputs_of_kernels())
+            self.packed_inputs = _packed_triples(builder.pack_small_inputs_of_kernels(baked))
         if self.kernels:
             # Kernel nodes take the static shapes of the inputs they read
             # from the model; a native session checks the scalar inputs'

@@ -8,6 +8,7 @@ of them and the tests can use it.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import types
 
@@ -156,19 +157,35 @@ def native_unavailable_reason() -> str | None:
     return None
 
 
+def packed_offsets(shapes) -> list[int]:
+    """The offset of each of the packed arrays of ``shapes`` in their packed
+    vector: each one's values follow the one before's."""
+    offsets, at = [], 0
+    for shape in shapes:
+        offsets.append(at)
+        at += math.prod(shape)
+    return offsets
+
+
 def packed_results(output_names, packed):
-    """The outputs a session of a model with ``packed`` outputs (pairs: packed
-    output, the names of its elements) fetches for ``output_names``, and per
-    name, (that session output, its element or -1); no pairs when nothing is
-    packed."""
-    element_of = {name: (out, k) for out, elements in packed for k, name in enumerate(elements)}
+    """The outputs a session of a model with ``packed`` outputs (triples:
+    packed output, the names of its elements, their shapes) fetches for
+    ``output_names``, and per name, (that session output, the offset of its
+    values or -1) and its shape there (``()`` where not packed); no pairs when
+    nothing is packed."""
+    element_of = {
+        name: (out, offset, tuple(shape))
+        for out, elements, shapes in packed
+        for name, offset, shape in zip(elements, packed_offsets(shapes), shapes, strict=True)
+    }
     if not element_of:
-        return list(output_names), []
-    session_outputs = [name for name in output_names if name not in element_of] + [out for out, _ in packed]
+        return list(output_names), [], []
+    session_outputs = [name for name in output_names if name not in element_of] + [out for out, _, _ in packed]
     index = {name: i for i, name in enumerate(session_outputs)}
     results = [(index[element_of[name][0]], element_of[name][1]) if name in element_of else (index[name], -1)
                for name in output_names]
-    return session_outputs, results
+    shapes = [list(element_of[name][2]) if name in element_of else [] for name in output_names]
+    return session_outputs, results, shapes
 
 
 class NativeSession:
@@ -181,28 +198,29 @@ class NativeSession:
     are there for code that inspects a function's session."""
 
     def __init__(self, model_bytes: bytes, input_names, output_names, initializers=None, packed=(), packed_inputs=()):
-        """``packed``: pairs (output of the model, names of ``output_names``
-        that are its float64 elements), which the runs split again
-        (``GraphBuilder.pack_scalar_outputs_of_kernels``); ``packed_inputs``
-        the same for inputs of ``input_names``, which the runs gather
-        (``GraphBuilder.pack_scalar_inputs_of_kernels``)."""
+        """``packed``: triples (output of the model, names of ``output_names``
+        that are its float64 elements, their shapes), which the runs split
+        again (``GraphBuilder.pack_small_outputs_of_kernels``);
+        ``packed_inputs`` the same for inputs of ``input_names``, which the
+        runs gather (``GraphBuilder.pack_small_inputs_of_kernels``)."""
         from pytensor_onnx import kernels
 
         names, arrays = zip(*initializers.items()) if initializers else ((), ())
-        session_outputs, results = packed_results(output_names, packed)
-        session_inputs, gathered = list(input_names), []
+        session_outputs, results, result_shapes = packed_results(output_names, packed)
+        session_inputs, gathered, gathered_shapes = list(input_names), [], []
         if packed_inputs:
-            ((vector, elements),) = packed_inputs
+            ((vector, elements, shapes),) = packed_inputs
             session_inputs = [name for name in input_names if name not in elements] + [vector]
             gathered = [list(input_names).index(name) for name in elements]
+            gathered_shapes = [list(shape) for shape in shapes]
         library = kernels.library_path() if kernels.model_uses_kernels(model_bytes) else ""
         if library:
             kernels.linalg_ops()  # the library's LAPACK and BLAS routines set before a session can run them
         try:
             self._session = _core.NativeSession(
                 model_bytes, session_inputs, session_outputs, list(DEFAULT_CONFIG_ENTRIES.items()),
-                QUIET_LOG_SEVERITY, library or "", list(names), list(arrays), results,
-                gathered, [list(input_names)[i] for i in gathered],
+                QUIET_LOG_SEVERITY, library or "", list(names), list(arrays), results, result_shapes,
+                gathered, [list(input_names)[i] for i in gathered], gathered_shapes,
             )
         except RuntimeError as exc:
             raise RuntimeError(

@@ -79,4 +79,12 @@ std::vector<StageProgram> stage_programs(const Graph& graph);
 // The same records from a map per input (nullopt: not a view).
 std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::vector<int64_t>>>& axes);
 
+// Per node input, or per element of the packed output, the shape attribute
+// `packed_input_shapes` or `packed_output_shapes` (`name`) of an Elemwise
+// kernel node records for it (records: input or element, rank, dims...;
+// passes/pack_small_arrays.h), and a scalar's (empty) for the others.
+// `count`: the node's inputs or packed elements. Throws BuildError where
+// the records are malformed.
+std::vector<std::vector<int64_t>> packed_shapes(const Node& node, const std::string& name, size_t count);
+
 }  // namespace pytensor_onnx

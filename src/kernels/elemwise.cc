@@ -46,9 +46,11 @@ struct RunBuffers {
   std::vector<std::vector<double>> scratch;
   std::vector<int64_t> array_shape;  // an input's shape as an array (read_as_view)
   std::vector<int64_t> expanded;     // a stage's output shape broadcast to its `expand` target
-  // The node's outputs (ElemwiseKernel::outputs_), and where it packs
-  // scalars, its packed output's memory, for this run.
+  // The node's outputs (ElemwiseKernel::outputs_) and the shapes of those it
+  // packs (ElemwiseKernel::packed_shapes_), and where it packs arrays, its
+  // packed output's memory, for this run.
   const std::vector<std::pair<size_t, int64_t>>* node_outputs = nullptr;
+  const std::vector<std::vector<int64_t>>* packed_shapes = nullptr;
   double* packed = nullptr;
 };
 
@@ -323,30 +325,70 @@ std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> parse_input_s
   return known;
 }
 
-// Per node input: its element of the packed float64 input it reads in its
-// place (attribute `packed_inputs`, src/core/passes/pack_scalars.h), or -1;
-// empty without the attribute. That input must be a float64 vector the model
-// declares long enough: the kernel reads the element without asking.
-std::vector<int64_t> parse_packed_inputs(const Ort::ConstKernelInfo& info, size_t n_in,
-                                         const std::vector<std::optional<DType>>& dtypes) {
-  std::vector<int64_t> elements = optional_ints(info, "packed_inputs");
-  if (elements.empty()) return elements;
-  auto fail = [](const std::string& why) { throw std::invalid_argument("attribute 'packed_inputs' " + why); };
-  if (elements.size() != n_in) {
-    fail("has " + std::to_string(elements.size()) + " entries for the node's " + std::to_string(n_in) + " inputs");
+// Records (key, rank, dims...) of attribute `name` (`packed_input_shapes`,
+// `packed_output_shapes`) as a shape per key (`count` keys; the others are
+// scalars, shape empty).
+std::vector<std::vector<int64_t>> parse_packed_shapes(const Ort::ConstKernelInfo& info, const char* name, size_t count) {
+  const std::vector<int64_t> flat = optional_ints(info, name);
+  std::vector<std::vector<int64_t>> shapes(count);
+  std::vector<bool> seen(count, false);
+  auto fail = [name](const std::string& why) { throw std::invalid_argument("attribute '" + std::string(name) + "' " + why); };
+  for (size_t at = 0; at < flat.size();) {
+    if (flat.size() - at < 2) fail("ends inside a record (key, rank, dims...)");
+    const int64_t key = flat[at], rank = flat[at + 1];
+    if (key < 0 || static_cast<size_t>(key) >= count || seen[static_cast<size_t>(key)]) {
+      fail("names " + std::to_string(key) + ": each of " + std::to_string(count) + " at most once");
+    }
+    if (rank < 1 || rank > kMaxRank || static_cast<size_t>(rank) > flat.size() - at - 2) {
+      fail("gives " + std::to_string(key) + " a rank of " + std::to_string(rank) + " it has no dims for");
+    }
+    std::vector<int64_t> shape(flat.begin() + static_cast<long>(at + 2), flat.begin() + static_cast<long>(at + 2 + rank));
+    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) {
+      fail("gives " + std::to_string(key) + " a negative size");
+    }
+    seen[static_cast<size_t>(key)] = true;
+    shapes[static_cast<size_t>(key)] = std::move(shape);
+    at += 2 + static_cast<size_t>(rank);
   }
+  return shapes;
+}
+
+// Per node input: the offset of its first element in the packed float64
+// input it reads in its place (attribute `packed_inputs`,
+// src/core/passes/pack_small_arrays.h), or -1; empty without the attribute.
+// Its shape is what attribute `packed_input_shapes` records (`shapes`; a
+// scalar's where none). That input must be a float64 vector the model
+// declares long enough: the kernel reads the elements without asking.
+std::vector<int64_t> parse_packed_inputs(const Ort::ConstKernelInfo& info, size_t n_in,
+                                         const std::vector<std::optional<DType>>& dtypes,
+                                         std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<int64_t> offsets = optional_ints(info, "packed_inputs");
+  shapes.clear();
+  if (offsets.empty()) return offsets;
+  auto fail = [](const std::string& why) { throw std::invalid_argument("attribute 'packed_inputs' " + why); };
+  if (offsets.size() != n_in) {
+    fail("has " + std::to_string(offsets.size()) + " entries for the node's " + std::to_string(n_in) + " inputs");
+  }
+  shapes = parse_packed_shapes(info, "packed_input_shapes", n_in);
   for (size_t k = 0; k < n_in; ++k) {
-    if (elements[k] < 0) continue;
+    if (offsets[k] < 0) {
+      if (!shapes[k].empty()) fail("does not pack input " + std::to_string(k) + ", which 'packed_input_shapes' shapes");
+      continue;
+    }
+    int64_t count = 1;
+    for (int64_t d : shapes[k]) count *= d;
     const Ort::TypeInfo type_info = info.GetInputTypeInfo(k);
     const auto declared = type_info.GetTensorTypeAndShapeInfo();  // (a view into type_info)
     const std::vector<int64_t> shape = declared.GetShape();
-    if (declared.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || shape.size() != 1 || shape[0] <= elements[k]) {
-      fail("reads element " + std::to_string(elements[k]) + " of input " + std::to_string(k) +
-           ", which the model does not declare a float64 vector of that many elements");
+    if (declared.GetElementType() != ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || shape.size() != 1 || shape[0] < 0 ||
+        shape[0] - offsets[k] < count) {
+      fail("reads element" + (count == 1 ? " " + std::to_string(offsets[k])
+                                         : "s " + std::to_string(offsets[k]) + " to " + std::to_string(offsets[k] + count - 1)) +
+           " of input " + std::to_string(k) + ", which the model does not declare a float64 vector of that many elements");
     }
     if (dtypes[k] && *dtypes[k] != DType::Float64) fail("packs input " + std::to_string(k) + ", which is not read as float64");
   }
-  return elements;
+  return offsets;
 }
 
 // The most stages an Elemwise node may have (attribute `stages`).
@@ -701,12 +743,13 @@ ElemwiseKernel::ElemwiseKernel(const OrtApi&, const OrtKernelInfo* info) {
   constant_inputs_ = constant_inputs(info, input_dtypes_);
   same_value_as_ = inputs_of_one_value(kernel_info, input_dtypes_);
   known_input_shapes_ = parse_input_shapes(kernel_info, n_in);
-  packed_inputs_ = parse_packed_inputs(kernel_info, n_in, input_dtypes_);
+  packed_inputs_ = parse_packed_inputs(kernel_info, n_in, input_dtypes_, packed_input_shapes_);
 }
 
 void ElemwiseKernel::set_node_outputs(const Ort::ConstKernelInfo& info, const std::vector<int64_t>& packed) {
   outputs_.clear();
-  num_packed_ = 0;
+  packed_shapes_.assign(num_outputs_, {});
+  num_packed_ = packed_length_ = 0;
   if (packed.empty()) {
     for (size_t j = 0; j < num_outputs_; ++j) outputs_.emplace_back(j, -1);
     num_node_outputs_ = num_outputs_;
@@ -724,13 +767,30 @@ void ElemwiseKernel::set_node_outputs(const Ort::ConstKernelInfo& info, const st
   }
   if (node_output_dtype(info, num_node_outputs_ - 1) != DType::Float64) fail("packs into an output that is not float64");
   std::vector<bool> taken(elements, false);
-  size_t next = 0;
   for (int64_t e : packed) {
     if (e >= static_cast<int64_t>(elements) || (e >= 0 && taken[static_cast<size_t>(e)])) {
       fail("must number the packed elements 0 to " + std::to_string(elements - 1) + ", each once");
     }
     if (e >= 0) taken[static_cast<size_t>(e)] = true;
-    outputs_.emplace_back(e < 0 ? next++ : num_node_outputs_ - 1, e);
+  }
+  // Element e's values follow element e - 1's: its offset is their sizes.
+  const std::vector<std::vector<int64_t>> shapes = parse_packed_shapes(info, "packed_output_shapes", elements);
+  std::vector<int64_t> offsets(elements);
+  for (size_t e = 0; e < elements; ++e) {
+    offsets[e] = static_cast<int64_t>(packed_length_);
+    size_t count = 1;
+    for (int64_t d : shapes[e]) count *= static_cast<size_t>(d);
+    packed_length_ += count;
+  }
+  size_t next = 0;
+  for (size_t j = 0; j < num_outputs_; ++j) {
+    const int64_t e = packed[j];
+    if (e < 0) {
+      outputs_.emplace_back(next++, -1);
+      continue;
+    }
+    outputs_.emplace_back(num_node_outputs_ - 1, offsets[static_cast<size_t>(e)]);
+    packed_shapes_[j] = shapes[static_cast<size_t>(e)];
   }
   num_packed_ = elements;
 }
@@ -747,7 +807,8 @@ namespace {
 void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<DType>>& dtypes,
                       const std::vector<std::optional<ArrayArg>>& constants, const std::vector<int64_t>& same_value_as,
                       const std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>>& known_shapes,
-                      const std::vector<int64_t>& packed, RunBuffers& run) {
+                      const std::vector<int64_t>& packed, const std::vector<std::vector<int64_t>>& packed_shapes,
+                      RunBuffers& run) {
   const size_t n_in = ctx.GetInputCount();
   if (n_in != dtypes.size()) {
     throw std::invalid_argument("the program reads " + std::to_string(dtypes.size()) + " inputs, the node has " +
@@ -764,10 +825,10 @@ void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<D
       continue;
     }
     if (k < packed.size() && packed[k] >= 0) {
-      // (An element of the packed scalars, a vector the model declares
-      // long enough and ONNX Runtime checks so.)
+      // (An element of the packed arrays, a vector the model declares long
+      // enough and ONNX Runtime checks so.)
       arg.data = static_cast<const double*>(ctx.GetInput(k).GetTensorRawData()) + packed[k];
-      arg.shape.clear();
+      arg.shape.assign(packed_shapes[k].begin(), packed_shapes[k].end());
       run.node_dtypes[k] = DType::Float64;
       continue;
     }
@@ -844,10 +905,12 @@ void* stage_output(Ort::KernelContext& ctx, const ElemwiseStage& stage, size_t j
   if (destination >= 0) {
     const auto [index, element] = (*run.node_outputs)[static_cast<size_t>(destination)];
     if (element >= 0) {
-      // (A scalar the core packed: inferred as one, and so it must be.)
-      if (!value.shape.empty()) {
-        throw std::invalid_argument("output " + std::to_string(destination) + " is packed as a scalar; the stage gives "
-                                    "it shape " + shape_text(value.shape));
+      // (An array the core packed: inferred of that shape, and so it must be.)
+      const std::vector<int64_t>& packed_shape = (*run.packed_shapes)[static_cast<size_t>(destination)];
+      if (value.shape != packed_shape) {
+        throw std::invalid_argument("output " + std::to_string(destination) + " is packed as " +
+                                    (packed_shape.empty() ? "a scalar" : "an array of shape " + shape_text(packed_shape)) +
+                                    "; the stage gives it shape " + shape_text(value.shape));
       }
       value.data = run.packed + element;
     } else {
@@ -1226,15 +1289,17 @@ void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuff
 void ElemwiseKernel::compute(OrtKernelContext* context) {
   Ort::KernelContext ctx(context);
   RunBuffers& run = thread_instance<RunBuffers>();
-  read_node_inputs(ctx, input_dtypes_, constant_inputs_, same_value_as_, known_input_shapes_, packed_inputs_, run);
+  read_node_inputs(ctx, input_dtypes_, constant_inputs_, same_value_as_, known_input_shapes_, packed_inputs_,
+                   packed_input_shapes_, run);
   if (ctx.GetOutputCount() != num_node_outputs_) {
     throw std::invalid_argument("the program has " + std::to_string(num_node_outputs_) + " outputs, the node " +
                                 std::to_string(ctx.GetOutputCount()));
   }
   run.node_outputs = &outputs_;
+  run.packed_shapes = &packed_shapes_;
   run.packed = nullptr;
   if (num_packed_ > 0) {
-    const int64_t count = static_cast<int64_t>(num_packed_);
+    const auto count = static_cast<int64_t>(packed_length_);
     run.packed = ctx.GetOutput(num_node_outputs_ - 1, &count, 1).GetTensorMutableData<double>();
   }
   const ParallelFor parallel = pool_of(ctx);

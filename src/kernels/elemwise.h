@@ -140,12 +140,17 @@ class ElemwiseKernel {
   void set_node_outputs(const Ort::ConstKernelInfo& info, const std::vector<int64_t>& packed);
   std::vector<ElemwiseStage> stages_;
   size_t num_outputs_ = 0;  // as the stages number them
-  // Per output as the stages number them: the node output it is, and its
-  // element there where the node packs scalars into its last output
-  // (attribute `packed_outputs`, src/core/passes/pack_scalars.h), or -1.
+  // Per output as the stages number them: the node output it is, and the
+  // offset of its values there where the node packs small arrays into its
+  // last output (attribute `packed_outputs`,
+  // src/core/passes/pack_small_arrays.h), or -1; and the shape of a packed
+  // one (attribute `packed_output_shapes`; empty for a scalar or an output
+  // of its own).
   std::vector<std::pair<size_t, int64_t>> outputs_;
+  std::vector<std::vector<int64_t>> packed_shapes_;
   size_t num_node_outputs_ = 0;
-  size_t num_packed_ = 0;
+  size_t num_packed_ = 0;     // the packed arrays
+  size_t packed_length_ = 0;  // their elements, the packed output's length
   // Per node input: the dtype the stages read its elements as, or nullopt
   // where they only read the size of one of its axes.
   std::vector<std::optional<DType>> input_dtypes_;
@@ -158,9 +163,12 @@ class ElemwiseKernel {
   // src/core/passes/record_input_shapes.h), so a run asks ONNX Runtime for
   // its data only; nullopt elsewhere.
   std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> known_input_shapes_;
-  // Per node input: its element of the packed scalars it is (attribute
-  // `packed_inputs`, src/core/passes/pack_scalars.h), or -1; empty without them.
+  // Per node input: the offset of its first element in the packed input it
+  // reads in its place (attribute `packed_inputs`,
+  // src/core/passes/pack_small_arrays.h), or -1, and its shape there
+  // (attribute `packed_input_shapes`; empty for a scalar); empty without them.
   std::vector<int64_t> packed_inputs_;
+  std::vector<std::vector<int64_t>> packed_input_shapes_;
 };
 
 class ScalarLoopKernel {

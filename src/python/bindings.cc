@@ -18,7 +18,7 @@
 #include "ops.h"
 #include "opset.h"
 #include "passes/demote_float64.h"
-#include "passes/pack_scalars.h"
+#include "passes/pack_small_arrays.h"
 #include "passes/pass_manager.h"
 #include "passes/record_input_shapes.h"
 #include "recipes/registry.h"
@@ -259,6 +259,17 @@ nb::object wrap_outputs(GraphBuilder& g, const std::vector<Value*>& outs, size_t
   return nb::tuple(result);
 }
 
+// Packed inputs or outputs (passes/pack_small_arrays.h) as Python sees
+// them: (name, element names, element shapes).
+using PackedTuple = std::tuple<std::string, std::vector<std::string>, std::vector<std::vector<int64_t>>>;
+std::vector<PackedTuple> packed_tuples(std::vector<PackedArrays> made) {
+  std::vector<PackedTuple> tuples;
+  for (PackedArrays& packed : made) {
+    tuples.emplace_back(std::move(packed.name), std::move(packed.elements), std::move(packed.shapes));
+  }
+  return tuples;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -423,31 +434,22 @@ NB_MODULE(_core, m) {
           "`input_shapes`), checked before each run: by ONNX Runtime for rank >= 1, by the caller for rank 0 "
           "(`scalar_ranks_checked`). For mode ONNX's models only. Returns whether anything changed.")
       .def(
-          "pack_scalar_outputs_of_kernels",
-          [](GraphBuilder& g) {
-            std::vector<std::pair<std::string, std::vector<std::string>>> made;
-            for (PackedScalars& packed : pack_scalar_outputs_of_kernels(g.graph())) {
-              made.emplace_back(std::move(packed.name), std::move(packed.elements));
-            }
-            return made;
-          },
-          "Make the float64 scalars an Elemwise kernel node gives as graph outputs (two or more, read by nothing "
-          "else) one vector output of the node. For mode ONNX's native sessions only, which split it again. "
-          "Returns (packed output, [names of the graph outputs that are its elements]) per packed output.")
+          "pack_small_outputs_of_kernels",
+          [](GraphBuilder& g) { return packed_tuples(pack_small_outputs_of_kernels(g.graph())); },
+          "Make the small float64 arrays (scalars, and arrays of static shape of at most 256 elements) an Elemwise "
+          "kernel node gives as graph outputs (two or more, read by nothing else) one vector output of the node. "
+          "For mode ONNX's native sessions only, which split it again. Returns (packed output, [names of the graph "
+          "outputs that are its elements], [their shapes]) per packed output.")
       .def(
-          "pack_scalar_inputs_of_kernels",
+          "pack_small_inputs_of_kernels",
           [](GraphBuilder& g, const std::vector<std::string>& kept) {
-            std::vector<std::pair<std::string, std::vector<std::string>>> made;
-            for (PackedScalars& packed :
-                 pack_scalar_inputs_of_kernels(g.graph(), std::unordered_set<std::string>(kept.begin(), kept.end()))) {
-              made.emplace_back(std::move(packed.name), std::move(packed.elements));
-            }
-            return made;
+            return packed_tuples(
+                pack_small_inputs_of_kernels(g.graph(), std::unordered_set<std::string>(kept.begin(), kept.end())));
           },
           nb::arg("kept"),
-          "Make the float64 scalar graph inputs that only Elemwise kernel nodes read (two or more; not those named "
+          "Make the small float64 graph inputs that only Elemwise kernel nodes read (two or more; not those named "
           "in `kept`) one vector input. For mode ONNX's native sessions only, which gather it. Returns (packed "
-          "input, [names of the graph inputs that are its elements]), if one was made.")
+          "input, [names of the graph inputs that are its elements], [their shapes]), if one was made.")
       .def(
           "demote_float64",
           [](GraphBuilder& g) { return demote_float64_to_float32(g.graph()); },

@@ -170,15 +170,22 @@ struct NativeSession {
   std::vector<nb::object> initializer_arrays;
   std::vector<Initializer> initializers;
   std::unique_ptr<Session> session;
-  // Per result of a run: the session output it is, and its element where
-  // that output packs float64 scalars (passes/pack_scalars.h), or -1.
-  // Empty: the results are the session's outputs.
+  // Per result of a run: the session output it is, and the offset of its
+  // values where that output packs small float64 arrays
+  // (passes/pack_small_arrays.h), or -1, with their shape in
+  // `result_shapes` (empty for a scalar). Empty: the results are the
+  // session's outputs.
   std::vector<std::pair<size_t, int64_t>> result_outputs;
+  std::vector<std::vector<int64_t>> result_shapes;
   // The arrays a run takes whose values are the elements of the session's
-  // last input (passes/pack_scalars.h), in element order; empty: the
-  // arrays are the session's inputs. `packed_names`: their names.
+  // last input (passes/pack_small_arrays.h), in element order; empty: the
+  // arrays are the session's inputs. `packed_names`: their names;
+  // `packed_shapes` their shapes (empty for a scalar); `packed_length`: the
+  // packed input's.
   std::vector<size_t> packed_inputs;
   std::vector<std::string> packed_names;
+  std::vector<std::vector<int64_t>> packed_shapes;
+  size_t packed_length = 0;
   std::vector<char> is_packed;  // (by array: one of packed_inputs)
 
   nb::list run(nb::handle inputs) {
@@ -246,33 +253,46 @@ struct NativeSession {
     if (!list.is_valid()) throw nb::python_error();
     for (size_t i = 0; i < count; ++i) {
       const auto [output, element] = result_outputs.empty() ? std::pair<size_t, int64_t>(i, -1) : result_outputs[i];
-      nb::object array = element < 0 ? output_to_numpy(*result, output) : packed_element(result->output(output), element);
+      nb::object array = element < 0 ? output_to_numpy(*result, output)
+                                     : packed_element(result->output(output), element, result_shapes[i]);
       PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(i), array.release().ptr());
     }
     return list;
   }
 
-  // The session's inputs: `arrays` but the packed scalars, then those
-  // scalars gathered into one vector (memory of this thread's, which the
-  // run copies or reads before the next run on this thread).
+  // The session's inputs: `arrays` but the packed ones, then those gathered
+  // into one vector (memory of this thread's, which the run copies or
+  // reads before the next run on this thread).
   void describe_packed(const std::vector<nb::object>& arrays, std::vector<int64_t>& dims,
                        std::vector<pytensor_onnx::runtime::InputArray>& described) const {
     thread_local std::vector<double> gathered;
-    gathered.resize(packed_inputs.size());
+    gathered.resize(packed_length);
+    size_t at = 0;
     for (size_t e = 0; e < packed_inputs.size(); ++e) {
-      const size_t i = packed_inputs[e];
-      auto* array = reinterpret_cast<PyArrayObject*>(arrays.at(i).ptr());
-      // (ONNX Runtime's words for an input of another rank or dtype than declared.)
-      if (PyArray_NDIM(array) != 0) {
+      auto* array = reinterpret_cast<PyArrayObject*>(arrays.at(packed_inputs[e]).ptr());
+      const std::vector<int64_t>& shape = packed_shapes[e];
+      // (ONNX Runtime's words for an input of another rank, shape or dtype than declared.)
+      if (PyArray_NDIM(array) != static_cast<int>(shape.size())) {
         throw std::runtime_error("Invalid rank for input: " + packed_names[e] + " Got: " +
-                                 std::to_string(PyArray_NDIM(array)) + " Expected: 0 Please fix either the "
-                                 "inputs/outputs or the model.");
+                                 std::to_string(PyArray_NDIM(array)) + " Expected: " + std::to_string(shape.size()) +
+                                 " Please fix either the inputs/outputs or the model.");
+      }
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (PyArray_DIM(array, static_cast<int>(d)) != shape[d]) {
+          throw std::runtime_error("Got invalid dimensions for input: " + packed_names[e] +
+                                   " for the following indices\n index: " + std::to_string(d) + " Got: " +
+                                   std::to_string(PyArray_DIM(array, static_cast<int>(d))) + " Expected: " +
+                                   std::to_string(shape[d]) + "\n Please fix either the inputs/outputs or the model.");
+        }
       }
       if (PyArray_TYPE(array) != NPY_FLOAT64) {
         throw std::runtime_error("Unexpected input data type for input: " + packed_names[e] +
                                  ", expected: (tensor(double))");
       }
-      std::memcpy(&gathered[e], PyArray_DATA(array), sizeof(double));
+      // (as_array made every array C-contiguous.)
+      const auto count = static_cast<size_t>(PyArray_SIZE(array));
+      if (count > 0) std::memcpy(gathered.data() + at, PyArray_DATA(array), count * sizeof(double));
+      at += count;
     }
     for (size_t i = 0; i < arrays.size(); ++i) {
       if (i >= is_packed.size() || !is_packed[i]) described.push_back(input_array(arrays[i], dims));
@@ -282,17 +302,25 @@ struct NativeSession {
                          ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE});
   }
 
-  // Element `element` of a packed output (`view`) as a 0-d float64 array.
-  static nb::object packed_element(const pytensor_onnx::runtime::ArrayView& view, int64_t element) {
+  // The float64 array of `shape` at `offset` of a packed output (`view`), a copy.
+  static nb::object packed_element(const pytensor_onnx::runtime::ArrayView& view, int64_t offset,
+                                   const std::vector<int64_t>& shape) {
+    size_t count = 1;
+    for (int64_t d : shape) count *= static_cast<size_t>(d);
     if (view.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE || view.shape.size() != 1 ||
-        static_cast<size_t>(element) >= view.nbytes / sizeof(double)) {
+        static_cast<size_t>(offset) + count > view.nbytes / sizeof(double) || shape.size() > NPY_MAXDIMS) {
       throw std::runtime_error("a packed output of shape " + std::to_string(view.shape.size()) +
-                               "-d holds no float64 element " + std::to_string(element));
+                               "-d holds no float64 array of " + std::to_string(count) + " elements at " +
+                               std::to_string(offset));
     }
-    PyObject* array = PyArray_SimpleNew(0, nullptr, NPY_FLOAT64);
+    npy_intp dims[NPY_MAXDIMS];
+    std::copy(shape.begin(), shape.end(), dims);
+    PyObject* array = PyArray_SimpleNew(static_cast<int>(shape.size()), dims, NPY_FLOAT64);
     if (array == nullptr) throw nb::python_error();
-    std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array)),
-                static_cast<const double*>(view.data) + element, sizeof(double));
+    if (count > 0) {
+      std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array)), static_cast<const double*>(view.data) + offset,
+                  count * sizeof(double));
+    }
     return nb::steal(array);
   }
 };
@@ -320,7 +348,8 @@ void bind_runtime(nb::module_& m) {
              std::vector<std::string> output_names, std::vector<std::pair<std::string, std::string>> config_entries,
              int log_severity, std::string kernel_library, std::vector<std::string> initializer_names,
              std::vector<nb::object> initializer_values, std::vector<std::pair<size_t, int64_t>> results,
-             std::vector<size_t> packed_inputs, std::vector<std::string> packed_names) {
+             std::vector<std::vector<int64_t>> result_shapes, std::vector<size_t> packed_inputs,
+             std::vector<std::string> packed_names, std::vector<std::vector<int64_t>> packed_shapes) {
             import_numpy();
             if (initializer_names.size() != initializer_values.size()) {
               throw std::invalid_argument("one array per initializer name");
@@ -332,9 +361,24 @@ void bind_runtime(nb::module_& m) {
                                             std::to_string(output_names.size()) + " outputs");
               }
             }
-            if (packed_names.size() != packed_inputs.size()) throw std::invalid_argument("one name per packed input");
+            if (result_shapes.size() != results.size()) throw std::invalid_argument("one shape per result");
+            if (packed_names.size() != packed_inputs.size() || packed_shapes.size() != packed_inputs.size()) {
+              throw std::invalid_argument("one name and one shape per packed input");
+            }
+            size_t packed_length = 0;
+            for (const std::vector<int64_t>& shape : packed_shapes) {
+              size_t count = 1;
+              for (int64_t d : shape) {
+                if (d < 0) throw std::invalid_argument("a packed input's shape has a negative size");
+                count *= static_cast<size_t>(d);
+              }
+              packed_length += count;
+            }
             new (self) NativeSession();
             self->result_outputs = std::move(results);
+            self->result_shapes = std::move(result_shapes);
+            self->packed_length = packed_length;
+            self->packed_shapes = std::move(packed_shapes);
             for (size_t i : packed_inputs) {
               if (i >= self->is_packed.size()) self->is_packed.resize(i + 1, 0);
               self->is_packed[i] = 1;
@@ -354,11 +398,13 @@ void bind_runtime(nb::module_& m) {
           nb::arg("model"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("config_entries"),
           nb::arg("log_severity"), nb::arg("kernel_library"), nb::arg("initializer_names"),
           nb::arg("initializer_values"), nb::arg("results") = std::vector<std::pair<size_t, int64_t>>{},
+          nb::arg("result_shapes") = std::vector<std::vector<int64_t>>{},
           nb::arg("packed_inputs") = std::vector<size_t>{}, nb::arg("packed_names") = std::vector<std::string>{},
-          "`results`: per result of a run, (session output, element of that packed float64 output or -1); "
-          "empty: the outputs as they are. `packed_inputs`: the arrays of a run (by position) that are the "
-          "elements of the session's last input, in order, and `packed_names` their names; empty: the arrays "
-          "are the session's inputs.")
+          nb::arg("packed_shapes") = std::vector<std::vector<int64_t>>{},
+          "`results`: per result of a run, (session output, offset of its values in that packed float64 output "
+          "or -1), and `result_shapes` their shapes; empty: the outputs as they are. `packed_inputs`: the arrays "
+          "of a run (by position) that are the elements of the session's last input, in order, `packed_names` "
+          "their names and `packed_shapes` their shapes; empty: the arrays are the session's inputs.")
       .def("run", &NativeSession::run, nb::arg("inputs"),
            "Run on `inputs` (a list or tuple of arrays, in the order of input_names); the outputs as NumPy arrays.")
       .def("run_cells", &NativeSession::run_cells, nb::arg("input_cells"), nb::arg("output_cells"),

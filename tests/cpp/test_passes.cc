@@ -10,7 +10,7 @@
 #include "passes/dead_nodes.h"
 #include "passes/dedup_initializers.h"
 #include "passes/fold_constants.h"
-#include "passes/pack_scalars.h"
+#include "passes/pack_small_arrays.h"
 #include "passes/pass_manager.h"
 
 namespace pytensor_onnx {
@@ -238,7 +238,7 @@ TEST(Passes, ADeadIfTakesItsBranchesReadsOfOuterValues) {
   EXPECT_TRUE(unused->removed);
   EXPECT_NO_THROW(check_links(g.graph()));
   // Scalars only a kernel reads: the pass reads each input's users.
-  EXPECT_TRUE(pack_scalar_inputs_of_kernels(g.graph(), {}).empty());
+  EXPECT_TRUE(pack_small_inputs_of_kernels(g.graph(), {}).empty());
 }
 
 // The pass manager's last step: the links passes leave are checked, so a
@@ -1400,7 +1400,7 @@ Node* sums_and_exp(GraphBuilder& g, Value* v, size_t count) {
   return g.op("Elemwise_float64", {v}, std::move(attrs), count + 1, kKernelDomain)[0]->producer;
 }
 
-TEST(PackScalarOutputs, ScalarsOnlyTheCallerReadsBecomeOneOutput) {
+TEST(PackSmallOutputs, SmallArraysOnlyTheCallerReadsBecomeOneOutput) {
   GraphBuilder g(18);
   Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
   Node* node = sums_and_exp(g, v, 4);
@@ -1409,46 +1409,62 @@ TEST(PackScalarOutputs, ScalarsOnlyTheCallerReadsBecomeOneOutput) {
   g.output(outs[3], "a");  // (read by another node too: stays)
   g.output(g.op1("Floor", {outs[3]}), "b");
   g.output(outs[1], "c");
-  g.output(outs[4], "d");  // (a vector: stays)
+  g.output(outs[4], "d");  // (a vector of static shape: packed too)
   g.output(outs[0], "e");
   // outs[2] is read by nothing: it stays an output of the node.
-  const std::vector<PackedScalars> packed = pack_scalar_outputs_of_kernels(g.graph());
+  const std::vector<PackedArrays> packed = pack_small_outputs_of_kernels(g.graph());
   ASSERT_EQ(packed.size(), 1u);
-  EXPECT_EQ(packed[0].elements, (std::vector<std::string>{"e", "c"}));  // (in the node's order)
-  ASSERT_EQ(node->outputs.size(), 4u);
+  EXPECT_EQ(packed[0].elements, (std::vector<std::string>{"e", "c", "d"}));  // (in the node's order)
+  EXPECT_EQ(packed[0].shapes, (std::vector<std::vector<int64_t>>{{}, {}, {3}}));
+  ASSERT_EQ(node->outputs.size(), 3u);
   EXPECT_EQ(node->outputs[0], outs[2]);
   EXPECT_EQ(node->outputs[1], outs[3]);
-  EXPECT_EQ(node->outputs[2], outs[4]);
-  Value* vector = node->outputs[3];
+  Value* vector = node->outputs[2];
   EXPECT_EQ(vector->name, packed[0].name);
-  EXPECT_EQ(node->attrs.get_ints("packed_outputs"), (std::vector<int64_t>{0, 1, -1, -1, -1}));
-  // The graph's outputs: the packed one where the node's first scalar was.
+  EXPECT_EQ(node->attrs.get_ints("packed_outputs"), (std::vector<int64_t>{0, 1, -1, -1, 2}));
+  EXPECT_EQ(node->attrs.get_ints("packed_output_shapes"), (std::vector<int64_t>{2, 1, 3}));
+  // The graph's outputs: the packed one where the node's first element was.
   std::vector<std::string> names;
   for (const Value* out : g.graph().outputs()) names.push_back(out->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "d", packed[0].name}));
-  // Inference reads the attribute: the same shapes again.
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", packed[0].name}));
+  // Inference reads the attributes: the same shapes again, the packed
+  // output as long as its elements (1 + 1 + 3).
   infer_node(*node);
   EXPECT_EQ(vector->dtype, DType::Float64);
-  EXPECT_EQ(known_sizes(vector->shape), (std::vector<int64_t>{2}));
+  EXPECT_EQ(known_sizes(vector->shape), (std::vector<int64_t>{5}));
   EXPECT_TRUE(outs[3]->shape && outs[3]->shape->empty());
-  EXPECT_EQ(known_sizes(outs[4]->shape), (std::vector<int64_t>{3}));
   // Once is all: a packed node is left as it is.
-  EXPECT_TRUE(pack_scalar_outputs_of_kernels(g.graph()).empty());
+  EXPECT_TRUE(pack_small_outputs_of_kernels(g.graph()).empty());
 }
 
-TEST(PackScalarOutputs, OneScalarStaysAndMalformedAttributesAreRefused) {
+TEST(PackSmallOutputs, ArraysOfSymbolicOrLargeShapesStay) {
+  for (const Shape& shape : {sym({Dim::named("n")}), shape_of_sizes({kMaxPackedArrayElements + 1})}) {
+    GraphBuilder g(18);
+    Node* node = sums_and_exp(g, g.input("v", DType::Float64, shape), 1);
+    g.output(node->outputs[0], "s");
+    g.output(node->outputs[1], "x");  // (exp(v): v's shape)
+    EXPECT_TRUE(pack_small_outputs_of_kernels(g.graph()).empty());
+    EXPECT_FALSE(node->attrs.get_ints("packed_outputs"));
+  }
+  EXPECT_TRUE(packable(DType::Float64, shape_of_sizes({kMaxPackedArrayElements})));
+  EXPECT_TRUE(packable(DType::Float64, shape_of_sizes({2, 0})));
+  EXPECT_FALSE(packable(DType::Float32, shape_of_sizes({})));
+  EXPECT_FALSE(packable(DType::Float64, std::nullopt));
+}
+
+TEST(PackSmallOutputs, OneScalarStaysAndMalformedAttributesAreRefused) {
   GraphBuilder g(18);
-  Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
+  Value* v = g.input("v", DType::Float64, sym({Dim::named("n")}));  // (x: not packable)
   Node* node = sums_and_exp(g, v, 1);
   g.output(node->outputs[0], "s");
   g.output(node->outputs[1], "x");
-  EXPECT_TRUE(pack_scalar_outputs_of_kernels(g.graph()).empty());
+  EXPECT_TRUE(pack_small_outputs_of_kernels(g.graph()).empty());
   EXPECT_FALSE(node->attrs.get_ints("packed_outputs"));
   for (const std::vector<int64_t>& wrong : std::vector<std::vector<int64_t>>{
            {-1, -1},     // (nothing packed)
            {0, 0},       // (both packed: the node would have one output)
            {1, -1},      // (element 1 of one)
-           {0, 1},       // (a vector packed)
+           {0, 1},       // (a vector packed, and no 'packed_output_shapes' says so)
            {0, -1, -1},  // (more entries than the stages' outputs)
            {0, 0, -1},   // (an element twice)
        }) {
@@ -1457,7 +1473,7 @@ TEST(PackScalarOutputs, OneScalarStaysAndMalformedAttributesAreRefused) {
   }
 }
 
-TEST(PackScalarInputs, ScalarsOnlyKernelNodesReadBecomeOneInput) {
+TEST(PackSmallInputs, SmallArraysOnlyKernelNodesReadBecomeOneInput) {
   GraphBuilder g(18);
   Value* a = g.input("a", DType::Float64, shape_of_sizes({}));
   Value* b = g.input("b", DType::Float64, shape_of_sizes({}));
@@ -1465,29 +1481,41 @@ TEST(PackScalarInputs, ScalarsOnlyKernelNodesReadBecomeOneInput) {
   Value* d = g.input("d", DType::Float64, shape_of_sizes({}));  // (kept: a value the caller bakes)
   Value* f = g.input("f", DType::Float32, shape_of_sizes({}));
   Value* v = g.input("v", DType::Float64, shape_of_sizes({3}));
+  Value* n = g.input("n", DType::Float64, sym({Dim::named("n")}));  // (symbolic: stays)
   Value* out = elemwise_kernel(g, {b, v, a, b, c, d});
-  Value* other = elemwise_kernel(g, {a, f});
+  Value* other = elemwise_kernel(g, {a, f, n});
   g.output(out, "y");
   g.output(other, "z");
   g.output(g.op1("Floor", {c}), "w");
-  const std::vector<PackedScalars> packed = pack_scalar_inputs_of_kernels(g.graph(), {"d"});
+  const std::vector<PackedArrays> packed = pack_small_inputs_of_kernels(g.graph(), {"d"});
   ASSERT_EQ(packed.size(), 1u);
-  EXPECT_EQ(packed[0].elements, (std::vector<std::string>{"a", "b"}));  // (in the graph's order)
+  EXPECT_EQ(packed[0].elements, (std::vector<std::string>{"a", "b", "v"}));  // (in the graph's order)
+  EXPECT_EQ(packed[0].shapes, (std::vector<std::vector<int64_t>>{{}, {}, {3}}));
   std::vector<std::string> inputs;
   for (const Value* in : g.graph().inputs()) inputs.push_back(in->name);
-  EXPECT_EQ(inputs, (std::vector<std::string>{"c", "d", "f", "v", packed[0].name}));
+  EXPECT_EQ(inputs, (std::vector<std::string>{"c", "d", "f", "n", packed[0].name}));
   Value* vector = g.graph().inputs().back();
-  EXPECT_EQ(known_sizes(vector->shape), (std::vector<int64_t>{2}));
+  EXPECT_EQ(known_sizes(vector->shape), (std::vector<int64_t>{5}));  // (a, b, then v's 3)
   const Node* node = out->producer;
-  EXPECT_EQ(node->inputs, (std::vector<Value*>{vector, v, vector, vector, c, d}));
-  EXPECT_EQ(node->attrs.get_ints("packed_inputs"), (std::vector<int64_t>{1, -1, 0, 1, -1, -1}));
-  EXPECT_EQ(other->producer->attrs.get_ints("packed_inputs"), (std::vector<int64_t>{0, -1}));
-  EXPECT_TRUE(a->removed && b->removed);
-  // Inference reads the attribute: the node's output is (3,), not (2, 3)-ish.
+  EXPECT_EQ(node->inputs, (std::vector<Value*>{vector, vector, vector, vector, c, d}));
+  EXPECT_EQ(node->attrs.get_ints("packed_inputs"), (std::vector<int64_t>{1, 2, 0, 1, -1, -1}));
+  EXPECT_EQ(node->attrs.get_ints("packed_input_shapes"), (std::vector<int64_t>{1, 1, 3}));
+  EXPECT_EQ(other->producer->attrs.get_ints("packed_inputs"), (std::vector<int64_t>{0, -1, -1}));
+  EXPECT_FALSE(other->producer->attrs.get_ints("packed_input_shapes"));
+  EXPECT_TRUE(a->removed && b->removed && v->removed);
+  // Inference reads the attributes: the node's output is v's (3,), not (5,).
   infer_node(*out->producer);
   EXPECT_EQ(known_sizes(out->shape), (std::vector<int64_t>{3}));
-  // Once is all; with one scalar left, nothing is packed.
-  EXPECT_TRUE(pack_scalar_inputs_of_kernels(g.graph(), {}).empty());
+  // A record for an input that is not packed, or past the node's inputs, is refused.
+  Node* reader = out->producer;
+  for (const std::vector<int64_t>& wrong : std::vector<std::vector<int64_t>>{{4, 1, 3}, {6, 1, 3}, {1, 2, 3}}) {
+    const std::vector<int64_t> right = *reader->attrs.get_ints("packed_input_shapes");
+    reader->attrs.set("packed_input_shapes", wrong);
+    EXPECT_THROW(infer_node(*reader), BuildError) << wrong[0];
+    reader->attrs.set("packed_input_shapes", right);
+  }
+  // Once is all; with one array left, nothing is packed.
+  EXPECT_TRUE(pack_small_inputs_of_kernels(g.graph(), {}).empty());
 }
 
 }  // namespace

@@ -274,12 +274,14 @@ def test_a_vector_made_a_matrix_is_multiplied_as_the_vector(rng):
     # core's fold_vector_axes_into_matmul_kernels), no Unsqueeze or Squeeze,
     # with the bits of SciPy's gemv, the routine the kernel calls for a
     # matrix and a vector (or a matrix of one column) either way.
-    X = pt.tensor("X", dtype="float64", shape=(50, 20))
-    w, v = pt.tensor("w", dtype="float64", shape=(20,)), pt.tensor("v", dtype="float64", shape=(50,))
+    # (v longer than 256 elements: not packed with w into one input of the
+    # model, pack_small_arrays.h, so the products name the vectors they read.)
+    X = pt.tensor("X", dtype="float64", shape=(300, 20))
+    w, v = pt.tensor("w", dtype="float64", shape=(20,)), pt.tensor("v", dtype="float64", shape=(300,))
     # (Doubled, which is exact: a product that is itself an output keeps its
     # Squeeze, whose name the output has.)
     outputs = [pt.dot(X, w) * 2, pt.dot(v, X) * 2, pt.dot(X.T, v) * 2, pt.dot(X, w / 2)]
-    values = [rng.normal(size=(50, 20)), rng.normal(size=20), rng.normal(size=50)]
+    values = [rng.normal(size=(300, 20)), rng.normal(size=20), rng.normal(size=300)]
     fn, results = compare_onnx_and_py([X, w, v], outputs, values, rtol=1e-13, atol=1e-14)
     kinds = [n.op_type for n in nodes(fn)]
     # (The products and the doublings are stages of one Elemwise node, and so

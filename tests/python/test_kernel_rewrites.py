@@ -71,7 +71,7 @@ def test_inlined_producers_that_read_the_same_values_read_them_once(rng):
     kernel_nodes = [n for n in fn.maker.linker.onnx_model.graph.node if n.domain == kernels.DOMAIN]
     assert kernel_nodes
     for node in kernel_nodes:
-        # (Scalars packed into one input are its elements: pack_scalars.h.)
+        # (Scalars packed into one input are its elements: pack_small_arrays.h.)
         packed = next((list(a.ints) for a in node.attribute if a.name == "packed_inputs"), [-1] * len(node.input))
         reads = list(zip(node.input, packed))
         assert len(set(reads)) == len(reads), (node.op_type, reads)

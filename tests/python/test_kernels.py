@@ -471,7 +471,7 @@ def test_malformed_input_shapes_fail_the_session(records, message):
 def _packed_node_session(packed_outputs, node_outputs=("e", "p")):
     # One hand-made Elemwise_float64 node over x (a vector): sum(exp(x)),
     # exp(x), sum(exp(x)), with attribute packed_outputs
-    # (src/core/passes/pack_scalars.h).
+    # (src/core/passes/pack_small_arrays.h).
     from onnx import TensorProto, helper
 
     node = helper.make_node("Elemwise_float64", ["x"], list(node_outputs), domain=kernels.DOMAIN, input_dtypes="float64",
@@ -518,7 +518,7 @@ def test_a_packed_output_that_is_not_a_scalar_fails_the_run(rng):
 def _packed_inputs_session(packed_inputs, declared=(3,)):
     # y = p[2] + x * p[0] by one hand-made Elemwise_float64 node reading the
     # vector p (declared `declared`) in two slots as scalars (attribute
-    # packed_inputs, src/core/passes/pack_scalars.h).
+    # packed_inputs, src/core/passes/pack_small_arrays.h).
     from onnx import TensorProto, helper
 
     node = helper.make_node("Elemwise_float64", ["p", "x", "p"], ["y"], domain=kernels.DOMAIN,
@@ -553,6 +553,92 @@ def test_packed_scalars_are_read_from_their_vector(rng):
 def test_malformed_packed_inputs_fail_the_session(packed_inputs, declared, message):
     with pytest.raises(Exception, match=f"packed_inputs' {message}"):
         _packed_inputs_session(packed_inputs, declared)
+
+
+def _packed_arrays_session(packed_outputs, packed_output_shapes, length=5):
+    # The node of _packed_node_session over x of static length `length`,
+    # all three outputs packed into one, exp(x) as a vector (attribute
+    # packed_output_shapes).
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Elemwise_float64", ["x"], ["p"], domain=kernels.DOMAIN, input_dtypes="float64",
+                            program="Exp float64 0", output_registers=[1, 1, 1], output_reductions=[1, 0, 1],
+                            packed_outputs=packed_outputs, packed_output_shapes=packed_output_shapes)
+    return _kernel_session(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [length])],
+        [helper.make_tensor_value_info("p", TensorProto.DOUBLE, None)],
+    )
+
+
+def test_packed_arrays_follow_each_other_in_the_last_output(rng):
+    # Elements in order: element 0 (a scalar) at 0, element 1 (exp(x), (5,))
+    # at 1 to 5, element 2 at 6.
+    x = rng.normal(size=5)
+    (packed,) = _packed_arrays_session([2, 1, 0], [1, 1, 5]).run(None, {"x": x})
+    (s, e, s2) = _packed_node_session(None, ("s", "e", "s2")).run(None, {"x": x})
+    np.testing.assert_array_equal(packed, np.concatenate([[s2], e, [s]]))
+
+
+@pytest.mark.parametrize(
+    "packed_output_shapes, message",
+    [
+        ([3, 1, 5], "names 3: each of 3 at most once"),
+        ([1, 1, 5, 1, 1, 5], "names 1: each of 3 at most once"),
+        ([1, 0], "gives 1 a rank of 0 it has no dims for"),
+        ([1, 2, 5], "gives 1 a rank of 2 it has no dims for"),
+        ([1, 1, -5], "gives 1 a negative size"),
+    ],
+)
+def test_malformed_packed_output_shapes_fail_the_session(packed_output_shapes, message):
+    with pytest.raises(Exception, match=f"packed_output_shapes' {message}"):
+        _packed_arrays_session([2, 1, 0], packed_output_shapes)
+
+
+def test_a_packed_array_of_another_shape_fails_the_run(rng):
+    # exp(x) is declared (4,) where x (and so exp(x)) has 5 elements: the
+    # run fails rather than writing past the packed output's end.
+    session = _packed_arrays_session([2, 1, 0], [1, 1, 4])
+    with pytest.raises(Exception, match=r"output 1 is packed as an array of shape \(4,\); the stage gives it shape \(5,\)"):
+        session.run(None, {"x": rng.normal(size=5)})
+
+
+def _packed_vector_session(packed_inputs, packed_input_shapes, declared=(4,)):
+    # y = v + x * p[3] by one hand-made Elemwise_float64 node reading the
+    # vector p (declared `declared`) in two slots: v, a (3,) vector of it
+    # (attribute packed_input_shapes), and a scalar.
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Elemwise_float64", ["p", "x", "p"], ["y"], domain=kernels.DOMAIN,
+                            input_dtypes="float64 float64 float64", program="Mul float64 1 2;Add float64 0 3",
+                            output_registers=[4], packed_inputs=packed_inputs, packed_input_shapes=packed_input_shapes)
+    return _kernel_session(
+        [node],
+        [helper.make_tensor_value_info("p", TensorProto.DOUBLE, list(declared)),
+         helper.make_tensor_value_info("x", TensorProto.DOUBLE, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)],
+    )
+
+
+def test_packed_arrays_are_read_from_their_vector(rng):
+    p, x = rng.normal(size=4), rng.normal(size=3)
+    (y,) = _packed_vector_session([0, -1, 3], [0, 1, 3]).run(None, {"p": p, "x": x})
+    np.testing.assert_array_equal(y, p[:3] + x * p[3])
+    (y,) = _packed_vector_session([1, -1, 0], [0, 1, 3]).run(None, {"p": p, "x": x})
+    np.testing.assert_array_equal(y, p[1:] + x * p[0])
+
+
+@pytest.mark.parametrize(
+    "packed_inputs, packed_input_shapes, message",
+    [
+        ([2, -1, 0], [0, 1, 3], "reads elements 2 to 4 of input 0, which the model does not declare a float64 vector"),
+        ([0, -1, 3], [0, 1, 3, 1, 1, 3], "does not pack input 1, which 'packed_input_shapes' shapes"),
+        ([0, -1, 3], [3, 1, 3], "names 3: each of 3 at most once"),
+    ],
+)
+def test_malformed_packed_input_shapes_fail_the_session(packed_inputs, packed_input_shapes, message):
+    with pytest.raises(Exception, match=message):
+        _packed_vector_session(packed_inputs, packed_input_shapes)
 
 
 def _staged_node_session(**changes):

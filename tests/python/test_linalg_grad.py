@@ -148,8 +148,10 @@ def test_pymc_mvnormal_logp_and_gradient_export(rng):
     session = ort.InferenceSession(
         fn.maker.linker.onnx_model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
-    outputs = session.run(None, {i.name: np.asarray(v) for i, v in zip(session.get_inputs(), values, strict=True)})
-    # (Its float64 scalars may be one output: the linker splits them.)
+    # (Its small float64 inputs and outputs may be one input and one output:
+    # the linker gathers and splits them.)
+    feed = fn.maker.linker.model_feed({v.name: np.asarray(value) for v, value in zip(inputs, values, strict=True)})
+    outputs = session.run(None, feed)
     outputs = fn.maker.linker.function_outputs(dict(zip([o.name for o in session.get_outputs()], outputs)))
     for got, expected in zip(outputs, want, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)

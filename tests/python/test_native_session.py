@@ -338,19 +338,20 @@ def _input_shapes_records(fn):
 
 @needs_native
 def test_kernel_nodes_take_static_input_shapes_from_the_model(rng):
-    # The Elemwise kernel node reads the shapes of x (3,) and s () from the
+    # The Elemwise kernel node reads the shapes of x (300,) and s () from the
     # model (src/core/passes/record_input_shapes.h), not v's (symbolic).
     # ONNX Runtime checks x's; the native session checks that s is a
-    # scalar, which ONNX Runtime does not: only there is s recorded.
-    x, s, v = pt.tensor("x", shape=(3,)), pt.scalar("s"), pt.vector("v")
+    # scalar, which ONNX Runtime does not: only there is s recorded. (x has
+    # too many elements to be packed with s: pack_small_arrays.h.)
+    x, s, v = pt.tensor("x", shape=(300,)), pt.scalar("s"), pt.vector("v")
     outputs = [pt.exp(x * s).sum() + v.sum(), x * s]
     native, binding = _both([x, s, v], outputs)
     (node,) = native.maker.linker.onnx_model.graph.node
     index = {name: k for k, name in enumerate(node.input)}
-    x_record = [index["x"], 11, 1, 3]
+    x_record = [index["x"], 11, 1, 300]
     assert _input_shapes_records(native) == x_record + [index["s"], 11, 0]
     assert _input_shapes_records(binding) == x_record
-    values = [rng.normal(size=3), np.array(rng.normal()), rng.normal(size=4)]
+    values = [rng.normal(size=300), np.array(rng.normal()), rng.normal(size=4)]
     want = pytensor.function([x, s, v], outputs, mode="FAST_COMPILE")(*values)
     for fn in (native, binding):
         _assert_identical(fn(*values), want)
@@ -370,7 +371,7 @@ def test_kernel_nodes_take_static_input_shapes_from_the_model(rng):
 @needs_native
 def test_scalar_outputs_of_a_kernel_node_are_one_output_split_again(rng):
     # Float64 scalars a kernel node gives only as outputs are one output
-    # (src/core/passes/pack_scalars.h): b and the switch's sum (one
+    # (src/core/passes/pack_small_arrays.h): b and the switch's sum (one
     # node, PyTensor's s * x.sum() and the sum), not a (also read by the
     # Identity of its second output), c (read by the other node) or the
     # vector. Each result is its own 0-d array, with the bits of the
@@ -381,9 +382,10 @@ def test_scalar_outputs_of_a_kernel_node_are_one_output_split_again(rng):
     a, b, c = y.sum(), (x * s).sum(), (y * y).sum()
     outputs = [a, y, b, a, c, pt.switch(c > 0, c, x).sum()]
     native, binding = _both([x, s], outputs)
-    ((packed, elements),) = native.maker.linker.packed_outputs
+    ((packed, elements, shapes),) = native.maker.linker.packed_outputs
     names = native.maker.linker._output_names
     assert sorted(elements) == sorted([names[2], names[5]])
+    assert shapes == ((), ())
     assert packed in [o.name for o in native.maker.linker.onnx_model.graph.output]
     assert binding.maker.linker.packed_outputs == ()
     assert len(binding.maker.linker.onnx_model.graph.output) == len(outputs)
@@ -412,14 +414,15 @@ def test_scalar_outputs_of_a_kernel_node_are_one_output_split_again(rng):
 @needs_native
 def test_scalar_inputs_only_kernel_nodes_read_are_one_input_gathered(rng):
     # a, b and c (float64 scalars only kernel nodes read) are one input the
-    # native session gathers (src/core/passes/pack_scalars.h); not h
+    # native session gathers (src/core/passes/pack_small_arrays.h); not h
     # (float32), v (a vector) or w (a shared value the session bakes).
     a, b, c, h, v = pt.scalar("a"), pt.scalar("b"), pt.scalar("c"), pt.scalar("h", dtype="float32"), pt.vector("v")
     w = pytensor.shared(np.float64(0.25), "w")
     outputs = [pt.exp(v * a + b).sum() * w, v * c + h]
     native, binding = _both([a, b, c, h, v], outputs)
-    ((packed, elements),) = native.maker.linker.packed_inputs
+    ((packed, elements, shapes),) = native.maker.linker.packed_inputs
     assert sorted(elements) == ["a", "b", "c"]
+    assert shapes == ((), (), ())
     assert sorted(i.name for i in native.maker.linker.onnx_model.graph.input) == sorted([packed, "h", "v", "w"])
     assert binding.maker.linker.packed_inputs == ()
     values = [np.array(rng.normal()) for _ in range(3)] + [np.array(0.5, dtype="float32"), rng.normal(size=5)]
@@ -443,6 +446,67 @@ def test_scalar_inputs_only_kernel_nodes_read_are_one_input_gathered(rng):
         native(values[0], np.ones(1), *values[2:])
     with pytest.raises(RuntimeError, match="Unexpected input data type for input: c"):
         native(*values[:2], np.array(1.0, dtype="float32"), *values[3:])
+
+
+@needs_native
+def test_small_arrays_of_static_shape_are_packed_in_and_out(rng):
+    # Float64 inputs of static shapes (a scalar, a (3,) vector, a (2, 3)
+    # matrix) that only kernel nodes read are one input, and the float64
+    # outputs of static shapes a kernel node gives only as outputs (the
+    # gradients: the same shapes) one output (pack_small_arrays.h); the
+    # (n,) vector's input and gradient stay their own, as does an array of
+    # more than 256 elements. Each result has its own shape and bits of the
+    # unpacked model (the session-options path), and a run of the model in
+    # a session of one's own, gathered and split by the linker, agrees.
+    s = pt.scalar("s")
+    v = pt.tensor("v", shape=(3,))
+    m = pt.tensor("m", shape=(2, 3))
+    n = pt.vector("n")
+    big = pt.tensor("big", shape=(300,))
+    logp = (pt.exp(m * v + s).sum() - (v**2).sum() + pt.log1p(n**2).sum() * s + (big * s).sum())
+    inputs = [s, v, m, n, big]
+    outputs = [logp, *pytensor.grad(logp, inputs)]
+    native, binding = _both(inputs, outputs)
+    linker = native.maker.linker
+    ((packed_in, in_elements, in_shapes),) = linker.packed_inputs
+    assert dict(zip(in_elements, in_shapes, strict=True)) == {"s": (), "v": (3,), "m": (2, 3)}
+    assert sorted(i.name for i in linker.onnx_model.graph.input) == sorted([packed_in, "n", "big"])
+    names = linker._output_names
+    packed_shapes = {
+        name: shape for _, elements, shapes in linker.packed_outputs for name, shape in zip(elements, shapes, strict=True)
+    }
+    # logp, and the gradients of s, v and m; not those of n and big.
+    assert packed_shapes == {names[0]: (), names[1]: (), names[2]: (3,), names[3]: (2, 3)}
+    values = [np.array(rng.normal()), rng.normal(size=3), rng.normal(size=(2, 3)), rng.normal(size=4), rng.normal(size=300)]
+    for _ in range(2):
+        got = native(*values)
+        _assert_identical(got, binding(*values))
+        assert [np.shape(r) for r in got] == [(), (), (3,), (2, 3), (4,), (300,)]
+    assert got[2] is not native(*values)[2]  # (each call's arrays are its own)
+    # The gradient, by hand: d/dv = sum over m's rows of m * exp(m * v + s) - 2 v.
+    np.testing.assert_allclose(got[2], (values[2] * np.exp(values[2] * values[1] + values[0])).sum(0) - 2 * values[1],
+                               rtol=1e-13)
+    from pytensor_onnx import kernels
+
+    options = ort.SessionOptions()
+    kernels.register(options)
+    session = ort.InferenceSession(linker.onnx_model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = linker.model_feed(dict(zip(["s", "v", "m", "n", "big"], values)))
+    own = linker.function_outputs(dict(zip([o.name for o in session.get_outputs()], session.run(None, feed))))
+    _assert_identical(own, got)
+    with pytest.raises(ValueError, match=r"input 'v' has shape \(2,\); the model packs it as \(3,\)"):
+        linker.model_feed(dict(zip(["s", "v", "m", "n", "big"], [values[0], values[1][:2], *values[2:]])))
+    # With trust_input, a packed array of another rank, shape or dtype fails the run, in ONNX Runtime's words.
+    native.trust_input = True
+    with pytest.raises(RuntimeError, match="Invalid rank for input: m Got: 1 Expected: 2"):
+        native(*values[:2], values[2].ravel(), *values[3:])
+    with pytest.raises(RuntimeError, match="invalid dimensions for input: v for the following indices\n index: 0 Got: 4"):
+        native(values[0], np.ones(4), *values[2:])
+    with pytest.raises(RuntimeError, match="Unexpected input data type for input: m"):
+        native(*values[:2], values[2].astype("float32"), *values[3:])
+    # A transposed (non-contiguous) matrix is read as its values, not its memory.
+    transposed = np.asfortranarray(values[2])
+    _assert_identical(native(*values[:2], transposed, *values[3:]), got)
     _assert_identical(native(*values), binding(*values))
 
 

@@ -392,10 +392,37 @@ std::vector<int64_t> input_axes_attribute(const std::vector<std::optional<std::v
   return records;
 }
 
+std::vector<std::vector<int64_t>> packed_shapes(const Node& node, const std::string& name, size_t count) {
+  std::vector<std::vector<int64_t>> shapes(count);
+  const std::vector<int64_t> records = node.attrs.get_ints(name).value_or(std::vector<int64_t>{});
+  std::vector<bool> seen(count, false);
+  for (size_t at = 0; at < records.size();) {
+    if (records.size() - at < 2) throw BuildError("attribute '" + name + "' ends inside a record (key, rank, dims...)");
+    const int64_t key = records[at], rank = records[at + 1];
+    if (key < 0 || static_cast<size_t>(key) >= count || seen[static_cast<size_t>(key)]) {
+      throw BuildError("attribute '" + name + "' names " + std::to_string(key) + ": each of " + std::to_string(count) +
+                       " at most once");
+    }
+    if (rank < 1 || static_cast<size_t>(rank) > records.size() - at - 2) {
+      throw BuildError("attribute '" + name + "' gives " + std::to_string(key) + " a rank of " + std::to_string(rank) +
+                       " it has no dims for");
+    }
+    std::vector<int64_t> shape(records.begin() + static_cast<long>(at + 2),
+                               records.begin() + static_cast<long>(at + 2 + static_cast<size_t>(rank)));
+    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) {
+      throw BuildError("attribute '" + name + "' gives " + std::to_string(key) + " a negative size");
+    }
+    seen[static_cast<size_t>(key)] = true;
+    shapes[static_cast<size_t>(key)] = std::move(shape);
+    at += 2 + static_cast<size_t>(rank);
+  }
+  return shapes;
+}
+
 namespace {
 
 // An Elemwise node's outputs as its stages number them: with attribute
-// `packed_outputs` (passes/pack_scalars.h) the scalars that are
+// `packed_outputs` (passes/pack_small_arrays.h) the scalars that are
 // elements of its last output are `stand_ins` (sized here), the others its
 // outputs in order.
 std::vector<Value*> outputs_as_the_stages_number_them(Node& node, std::vector<Value>& stand_ins) {
@@ -421,18 +448,32 @@ std::vector<Value*> outputs_as_the_stages_number_them(Node& node, std::vector<Va
   return outputs;
 }
 
-// The shape of node input `k` as the stages read it: a scalar where it is an
-// element of a packed input (attribute `packed_inputs`,
-// passes/pack_scalars.h); null for an omitted input.
-const Shape* node_input_shape(const Node& node, size_t k) {
-  static const Shape scalar = shape_of_sizes({});
-  const Value* in = node.input(k);
-  if (!in) return nullptr;
+// The shapes of the node's inputs as the stages read them: an element of a
+// packed input (attribute `packed_inputs`, passes/pack_small_arrays.h) has
+// the shape attribute `packed_input_shapes` records (a scalar's where none),
+// held in `held`; null for an omitted input.
+std::vector<const Shape*> node_input_shapes(const Node& node, std::deque<Shape>& held) {
   const std::optional<std::vector<int64_t>> packed = node.attrs.get_ints("packed_inputs");
   if (packed && packed->size() != node.inputs.size()) {
     throw BuildError("attribute 'packed_inputs' needs one entry per input of the node");
   }
-  return packed && (*packed)[k] >= 0 ? &scalar : &in->shape;
+  const std::vector<std::vector<int64_t>> shapes =
+      packed ? packed_shapes(node, "packed_input_shapes", node.inputs.size()) : std::vector<std::vector<int64_t>>{};
+  std::vector<const Shape*> inputs;
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const Value* in = node.input(k);
+    if (!in) {
+      inputs.push_back(nullptr);
+    } else if (packed && (*packed)[k] >= 0) {
+      inputs.push_back(&held.emplace_back(shape_of_sizes(shapes[k])));
+    } else {
+      if (packed && !shapes[k].empty()) {
+        throw BuildError("attribute 'packed_input_shapes' gives input " + std::to_string(k) + ", which is not packed, a shape");
+      }
+      inputs.push_back(&in->shape);
+    }
+  }
+  return inputs;
 }
 
 // The shapes of a node of several stages, inferred stage by stage as the
@@ -442,6 +483,7 @@ const Shape* node_input_shape(const Node& node, size_t k) {
 struct StageShapes {
   std::vector<std::vector<const Shape*>> inputs;  // per stage
   std::deque<Shape> values;  // (a deque: `inputs` point into it, through pushes and moves of the whole)
+  std::deque<Shape> node_inputs;  // the shapes of packed node inputs (node_input_shapes)
 };
 
 StageShapes stage_shapes(const Node& node) {
@@ -452,6 +494,7 @@ StageShapes stage_shapes(const Node& node) {
   constexpr int64_t kMaxStages = 4096;
   if (stages < 1 || stages > kMaxStages) throw BuildError("attribute 'stages' must be 1 to 4096");
   StageShapes shapes;
+  const std::vector<const Shape*> node_inputs = node_input_shapes(node, shapes.node_inputs);
   size_t next_source = 0;
   for (size_t s = 0; s < static_cast<size_t>(stages); ++s) {
     const size_t n_in = stage_input_count(node, s), n_out = stage_output_count(node, s);
@@ -466,7 +509,7 @@ StageShapes stage_shapes(const Node& node) {
         throw BuildError("attribute 'stage_inputs' names input " + std::to_string(source) +
                          ": not a node input, nor an earlier stage's output");
       }
-      inputs.push_back(source >= 0 ? node_input_shape(node, static_cast<size_t>(source)) : &shapes.values[g]);
+      inputs.push_back(source >= 0 ? node_inputs[static_cast<size_t>(source)] : &shapes.values[g]);
     }
     for (Shape& shape : elementwise_stage_shapes(node, s, inputs, n_out)) shapes.values.push_back(std::move(shape));
   }
@@ -477,21 +520,29 @@ StageShapes stage_shapes(const Node& node) {
 // are not needed here).
 StageShapes one_stage_shapes(const Node& node) {
   StageShapes shapes;
-  std::vector<const Shape*>& inputs = shapes.inputs.emplace_back();
-  for (size_t k = 0; k < node.inputs.size(); ++k) inputs.push_back(node_input_shape(node, k));
+  shapes.inputs.push_back(node_input_shapes(node, shapes.node_inputs));
   return shapes;
 }
 
-// The packed output of float64 scalars `stand_ins` (none: the node packs nothing).
+// The packed output of the float64 arrays `stand_ins` (none: the node packs
+// nothing), each of the shape attribute `packed_output_shapes` records.
 void pack_stand_ins(Node& node, const std::vector<Value>& stand_ins) {
   if (stand_ins.empty()) return;
-  for (const Value& element : stand_ins) {
-    if (element.dtype != DType::Float64 || (element.shape && !element.shape->empty())) {
-      throw BuildError("attribute 'packed_outputs' packs an output that is not a float64 scalar");
+  const std::vector<std::vector<int64_t>> shapes = packed_shapes(node, "packed_output_shapes", stand_ins.size());
+  int64_t length = 0;
+  for (size_t e = 0; e < stand_ins.size(); ++e) {
+    const Value& element = stand_ins[e];
+    if (element.dtype != DType::Float64 || (element.shape && !is_fully_known(element.shape)) ||
+        (element.shape && known_sizes(element.shape) != shapes[e])) {
+      throw BuildError("attribute 'packed_outputs' packs an output that is not a float64 array of the shape "
+                       "'packed_output_shapes' gives it");
     }
+    int64_t size = 1;
+    for (int64_t d : shapes[e]) size *= d;
+    length += size;
   }
   node.outputs.back()->dtype = DType::Float64;
-  node.outputs.back()->shape = shape_of_sizes({static_cast<int64_t>(stand_ins.size())});
+  node.outputs.back()->shape = shape_of_sizes({length});
 }
 
 }  // namespace
@@ -523,8 +574,8 @@ bool infer_kernel_node(Node& node) {
   std::vector<Value> stand_ins;
   const std::vector<Value*> outputs = outputs_as_the_stages_number_them(node, stand_ins);
   if (!has_stages(node)) {
-    std::vector<const Shape*> inputs;
-    for (size_t k = 0; k < node.inputs.size(); ++k) inputs.push_back(node_input_shape(node, k));
+    std::deque<Shape> held;
+    const std::vector<const Shape*> inputs = node_input_shapes(node, held);
     const std::vector<Shape> shapes = elementwise_stage_shapes(node, 0, inputs, outputs.size());
     for (size_t j = 0; j < outputs.size(); ++j) {
       outputs[j]->dtype = dtype;

@@ -12,7 +12,7 @@ bool record_input_shapes_in_kernels(Graph& graph, bool scalar_ranks_checked) {
     const std::vector<int64_t> packed = node->attrs.get_ints("packed_inputs").value_or(std::vector<int64_t>{});
     for (size_t k = 0; k < node->inputs.size(); ++k) {
       const Value* in = node->inputs[k];
-      if (k < packed.size() && packed[k] >= 0) continue;  // (read as a scalar: pack_scalars.h)
+      if (k < packed.size() && packed[k] >= 0) continue;  // (read as a scalar: pack_small_arrays.h)
       // (Initializers are read once, when the kernel is made.)
       if (!in || !in->is_graph_input || in->is_constant() || !is_fully_known(in->shape)) continue;
       if (in->shape->empty() && !scalar_ranks_checked) continue;
