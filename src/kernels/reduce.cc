@@ -142,10 +142,51 @@ void with_merged_axes(const std::vector<int64_t>& shape, const std::vector<int64
   else reduce(shape, axes);
 }
 
+// Column `first` on, `Width` columns of an (rows, cols) C-contiguous array
+// reduced over its rows: each column's running value `combine(acc, x)` from
+// `identity`, row after row (the order NumPy takes them in), in registers.
+template <int Width, class T, class Combine>
+void reduce_columns(const T* x, int64_t rows, int64_t cols, int64_t first, T identity, Combine combine, T* out) {
+  T acc[Width];
+  for (int j = 0; j < Width; ++j) acc[j] = identity;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * cols + first;
+    for (int j = 0; j < Width; ++j) acc[j] = combine(acc[j], row[j]);
+  }
+  for (int j = 0; j < Width; ++j) out[first + j] = acc[j];
+}
+
+// An (rows, cols) array reduced over axis 0, PyMC's sums over observations
+// of a (70, 3) array: the walk's rows added into the output in turn kept
+// each running value in memory, a store and a load per element.
+template <class T, class Combine>
+void reduce_leading_axis(const T* x, int64_t rows, int64_t cols, T identity, Combine combine, T* out) {
+  int64_t first = 0;
+  for (; cols - first >= 8; first += 8) reduce_columns<8>(x, rows, cols, first, identity, combine, out);
+  switch (cols - first) {
+    case 7: return reduce_columns<7>(x, rows, cols, first, identity, combine, out);
+    case 6: return reduce_columns<6>(x, rows, cols, first, identity, combine, out);
+    case 5: return reduce_columns<5>(x, rows, cols, first, identity, combine, out);
+    case 4: return reduce_columns<4>(x, rows, cols, first, identity, combine, out);
+    case 3: return reduce_columns<3>(x, rows, cols, first, identity, combine, out);
+    case 2: return reduce_columns<2>(x, rows, cols, first, identity, combine, out);
+    case 1: return reduce_columns<1>(x, rows, cols, first, identity, combine, out);
+    default: return;
+  }
+}
+
+bool is_leading_axis_of_a_matrix(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+  return shape.size() == 2 && axes.size() == 1 && axes[0] == 0;
+}
+
 template <class T>
 void reduce_max_min_walk(const T* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, bool max, T* out) {
-  RowWalk walk(shape, axes);
   const T identity = max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  if (is_leading_axis_of_a_matrix(shape, axes)) {
+    return reduce_leading_axis(x, shape[0], shape[1], identity, [max](T acc, T v) { return keep_or_take(acc, v, max); },
+                               out);
+  }
+  RowWalk walk(shape, axes);
   std::fill(out, out + walk.size, identity);
   walk.each_row([&](int64_t first, int64_t n, int64_t offset) {
     const T* values = x + first;
@@ -161,6 +202,9 @@ void reduce_max_min_walk(const T* x, const std::vector<int64_t>& shape, const st
 }
 
 void reduce_sum_walk(const double* x, const std::vector<int64_t>& shape, const std::vector<int64_t>& axes, double* out) {
+  if (is_leading_axis_of_a_matrix(shape, axes)) {
+    return reduce_leading_axis(x, shape[0], shape[1], 0.0, [](double acc, double v) { return acc + v; }, out);
+  }
   RowWalk walk(shape, axes);
   // +0.0, the identity NumPy's add.reduce starts every sum from: a sum of
   // -0.0s is +0.0 (the py linker's, PyTensor's C and Numba backends').

@@ -1151,7 +1151,7 @@ def test_reshapes_between_kernel_nodes_are_stages(rng):
                                          ((0, 3), 0), ((0, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), (0, 2)),
                                          ((2, 3, 4), (1, 2)), ((2, 3, 4, 5), (0, 2)), ((3, 2, 4, 2), (1, 3)),
                                          ((70, 3), 1), ((70, 3), 0), ((70, 3), (0, 1)), ((2, 1, 3, 40), (2, 3)),
-                                         ((40, 1), 0), ((70, 1, 3), (0, 2))])
+                                         ((40, 1), 0), ((70, 1, 3), (0, 2)), ((70, 11), 0), ((3, 1, 16), 0)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_sums_and_maxima_over_some_axes_are_stages_of_the_kernel_node(rng, shape, axis, keepdims):
     # A sum over some axes (ONNX's ReduceSum) and a max or min (the Reduce
