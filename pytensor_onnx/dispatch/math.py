@@ -67,9 +67,13 @@ REDUCE_KERNEL_DTYPES = frozenset({"float32", "float64"})
 def reduce(g, onnx_op, x, axes, keepdims=False):
     """ONNX reduction over `axes` (a list; [] reduces nothing), NumPy semantics
     for NaN: ReduceMax/ReduceMin in ONNX Runtime drop a NaN depending on where
-    it sits, NumPy propagates it."""
+    it sits, NumPy propagates it. A float sum has NumPy's zeros: its
+    add.reduce starts from the identity +0.0 (over no axes too), so a sum of
+    -0.0s is +0.0, where ONNX Runtime's ReduceSum gives -0.0 (1 / sum was
+    -inf where PyTensor gives +inf)."""
+    float_sum = onnx_op == "ReduceSum" and x.dtype.startswith("float")
     if not axes:
-        return x
+        return _positive_zeros(g, x) if float_sum else x
     kernel_sum = onnx_op == "ReduceSum" and x.dtype == "float64"
     if (onnx_op in ("ReduceMax", "ReduceMin") or kernel_sum) and x.dtype in REDUCE_KERNEL_DTYPES and kernels_enabled():
         # One node of the kernel library in mode ONNX (src/kernels/
@@ -82,11 +86,20 @@ def reduce(g, onnx_op, x, axes, keepdims=False):
         return g.op(f"Reduce_{x.dtype}", x, domain=kernels.DOMAIN, reduction=reduction, axes=sorted(axes),
                     keepdims=int(keepdims))
     result = g.op(onnx_op, x, axes=list(axes), keepdims=int(keepdims))
+    if float_sum:
+        result = _positive_zeros(g, result)
     if onnx_op in ("ReduceMax", "ReduceMin") and x.dtype.startswith("float"):
         has_nan = g.op("ReduceMax", g.cast(g.op("IsNaN", x), "uint8"), axes=list(axes), keepdims=int(keepdims))
         nan = const(g, np.nan, x.dtype)
         result = g.op("Where", g.cast(has_nan, "bool"), nan, result)
     return result
+
+
+def _positive_zeros(g, x):
+    """``x`` with its zeros +0.0. (Not ``x + 0.0``, which gives the same:
+    ONNX Runtime's NoopElimination removes an Add of 0.)"""
+    zero = const(g, 0.0, x.dtype)
+    return g.op("Where", g.op("Equal", x, zero), zero, x)
 
 
 def _move_axes_last(g, x, axes):
@@ -273,15 +286,6 @@ def _careduce(op, node, g, x):
         if initial is not None and may_be_empty(static_shape, axes):
             x = _pad_reduced_axes(g, x, axes, initial)
         result = reduce(g, onnx_op, x, axes)
-        if onnx_op == "ReduceSum" and not (kernels_enabled() and acc_dtype == "float64" and axes):
-            # NumPy's add.reduce starts from its identity +0.0, so a sum of
-            # -0.0s is +0.0; ONNX Runtime's ReduceSum gives -0.0 (1 / sum
-            # was -inf where PyTensor gives +inf). A zero becomes +0.0. (Not
-            # `+ 0.0`: ONNX Runtime's NoopElimination removes an Add of 0.)
-            # In mode ONNX a float64 sum is a kernel node (`reduce`), which
-            # starts from +0.0.
-            zero = const(g, 0.0, acc_dtype)
-            result = g.op("Where", g.op("Equal", result, zero), zero, result)
         if initial is None and isinstance(op.scalar_op, ps.Maximum | ps.Minimum) and may_be_empty(static_shape, axes):
             result = check_nonempty_reduction(g, x, axes, result)
     return g.cast(result, dtype)
