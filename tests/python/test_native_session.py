@@ -560,3 +560,22 @@ def test_the_environment_switch_turns_them_off():
     env = dict(os.environ, PYTENSOR_ONNX_NATIVE_SESSIONS="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert "PYTENSOR_ONNX_NATIVE_SESSIONS=0 turns them off" in out.stdout
+
+
+@needs_native
+def test_empty_arrays_of_static_shape_are_packed_too(rng):
+    # Arrays of no elements ((0,), (2, 0)) are elements of the packed input
+    # and output as any other (no values, an offset all the same), beside a
+    # scalar: every result has its shape and the unpacked model's bits.
+    e, s, m = pt.tensor("e", shape=(0,)), pt.scalar("s"), pt.tensor("m", shape=(2, 0))
+    outputs = [pt.exp(e * s), (m * s).sum(), pt.exp(m) * s, s * 2]
+    native, binding = _both([e, s, m], outputs)
+    ((_, in_elements, in_shapes),) = native.maker.linker.packed_inputs
+    assert dict(zip(in_elements, in_shapes, strict=True)) == {"e": (0,), "s": (), "m": (2, 0)}
+    ((_, out_elements, out_shapes),) = native.maker.linker.packed_outputs
+    assert sorted(out_shapes) == [(), (), (0,), (2, 0)]
+    values = [np.zeros(0), np.array(rng.normal()), np.zeros((2, 0))]
+    got = native(*values)
+    _assert_identical(got, binding(*values))
+    assert [r.shape for r in got] == [(0,), (), (2, 0), ()]
+    np.testing.assert_array_equal(got[3], values[1] * 2)
