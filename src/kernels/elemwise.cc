@@ -289,6 +289,36 @@ std::vector<int64_t> inputs_of_one_value(const Ort::ConstKernelInfo& info,
   return same;
 }
 
+// A record (key, [dtype,] rank, dims...) of a shapes attribute, read at
+// flat[at]; `next`: where the next one starts. `fail` throws, naming what is
+// wrong; ranks below `min_rank` and negative sizes are refused.
+struct ShapeRecord {
+  int64_t key = 0;
+  int64_t type = 0;  // (with `typed` only)
+  std::vector<int64_t> shape;
+  size_t next = 0;
+};
+
+template <class Fail>
+ShapeRecord read_shape_record(const std::vector<int64_t>& flat, size_t at, bool typed, int64_t min_rank, Fail fail) {
+  const size_t head = typed ? 3 : 2;
+  if (flat.size() - at < head) fail(typed ? "ends inside a record (input, dtype, rank, dims...)" : "ends inside a record (key, rank, dims...)");
+  ShapeRecord record;
+  record.key = flat[at];
+  record.type = typed ? flat[at + 1] : 0;
+  const int64_t rank = flat[at + head - 1];
+  if (rank < min_rank || rank > kMaxRank || static_cast<size_t>(rank) > flat.size() - at - head) {
+    fail("gives " + std::string(typed ? "input " : "") + std::to_string(record.key) + " a rank of " +
+         std::to_string(rank) + " it has no dims for");
+  }
+  record.shape.assign(flat.begin() + static_cast<long>(at + head), flat.begin() + static_cast<long>(at + head + rank));
+  if (std::any_of(record.shape.begin(), record.shape.end(), [](int64_t d) { return d < 0; })) {
+    fail("gives " + std::string(typed ? "input " : "") + std::to_string(record.key) + " a negative size");
+  }
+  record.next = at + head + static_cast<size_t>(rank);
+  return record;
+}
+
 // Per node input: its dtype and shape as attribute `input_shapes` records
 // them (input, dtype, rank, dims), or nullopt. Each must be what ONNX
 // Runtime's own graph says the input is: a record that differs would have
@@ -297,30 +327,21 @@ std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> parse_input_s
     const Ort::ConstKernelInfo& info, size_t n_in) {
   const std::vector<int64_t> flat = optional_ints(info, "input_shapes");
   std::vector<std::optional<std::pair<DType, std::vector<int64_t>>>> known(n_in);
+  auto fail = [](const std::string& why) { throw std::invalid_argument("attribute 'input_shapes' " + why); };
   for (size_t at = 0; at < flat.size();) {
-    auto fail = [](const std::string& why) {
-      throw std::invalid_argument("attribute 'input_shapes' " + why);
-    };
-    if (flat.size() - at < 3) fail("ends inside a record (input, dtype, rank, dims...)");
-    const int64_t k = flat[at], type = flat[at + 1], rank = flat[at + 2];
+    ShapeRecord record = read_shape_record(flat, at, true, 0, fail);
+    const int64_t k = record.key;
     if (k < 0 || static_cast<size_t>(k) >= n_in || known[static_cast<size_t>(k)]) {
       fail("names input " + std::to_string(k) + ": each of the node's " + std::to_string(n_in) + " inputs once");
     }
-    if (rank < 0 || rank > kMaxRank || static_cast<size_t>(rank) > flat.size() - at - 3) {
-      fail("gives input " + std::to_string(k) + " a rank of " + std::to_string(rank) + " it has no dims for");
-    }
-    std::vector<int64_t> shape(flat.begin() + static_cast<long>(at + 3), flat.begin() + static_cast<long>(at + 3 + rank));
-    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) {
-      fail("gives input " + std::to_string(k) + " a negative size");
-    }
-    const DType dtype = dtype_from_onnx(static_cast<int>(type));
+    const DType dtype = dtype_from_onnx(static_cast<int>(record.type));
     const Ort::TypeInfo type_info = info.GetInputTypeInfo(static_cast<size_t>(k));
     const auto declared = type_info.GetTensorTypeAndShapeInfo();  // (a view into type_info)
-    if (static_cast<int64_t>(declared.GetElementType()) != type || declared.GetShape() != shape) {
+    if (static_cast<int64_t>(declared.GetElementType()) != record.type || declared.GetShape() != record.shape) {
       fail("says input " + std::to_string(k) + " is not what the model declares it is");
     }
-    known[static_cast<size_t>(k)] = std::make_pair(dtype, std::move(shape));
-    at += 3 + static_cast<size_t>(rank);
+    known[static_cast<size_t>(k)] = std::make_pair(dtype, std::move(record.shape));
+    at = record.next;
   }
   return known;
 }
@@ -334,21 +355,14 @@ std::vector<std::vector<int64_t>> parse_packed_shapes(const Ort::ConstKernelInfo
   std::vector<bool> seen(count, false);
   auto fail = [name](const std::string& why) { throw std::invalid_argument("attribute '" + std::string(name) + "' " + why); };
   for (size_t at = 0; at < flat.size();) {
-    if (flat.size() - at < 2) fail("ends inside a record (key, rank, dims...)");
-    const int64_t key = flat[at], rank = flat[at + 1];
+    ShapeRecord record = read_shape_record(flat, at, false, 1, fail);
+    const int64_t key = record.key;
     if (key < 0 || static_cast<size_t>(key) >= count || seen[static_cast<size_t>(key)]) {
       fail("names " + std::to_string(key) + ": each of " + std::to_string(count) + " at most once");
     }
-    if (rank < 1 || rank > kMaxRank || static_cast<size_t>(rank) > flat.size() - at - 2) {
-      fail("gives " + std::to_string(key) + " a rank of " + std::to_string(rank) + " it has no dims for");
-    }
-    std::vector<int64_t> shape(flat.begin() + static_cast<long>(at + 2), flat.begin() + static_cast<long>(at + 2 + rank));
-    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) {
-      fail("gives " + std::to_string(key) + " a negative size");
-    }
     seen[static_cast<size_t>(key)] = true;
-    shapes[static_cast<size_t>(key)] = std::move(shape);
-    at += 2 + static_cast<size_t>(rank);
+    shapes[static_cast<size_t>(key)] = std::move(record.shape);
+    at = record.next;
   }
   return shapes;
 }
