@@ -521,8 +521,16 @@ def _advanced_inc_subtensor1(op, node, g, x, y, index):
         rows = (*(index.shape or (None,)), *(x.shape or (None, None))[1:])
         if not _has_static_shape(y, rows):
             # (y broadcasts to the rows; where its type has their shape, as
-            # a gradient of x[idx] does, it is the updates as it is.)
-            updates = g.op("Expand", updates, int64_vector(g, [g.op("Shape", index), *dim_sizes(g, x)[1:]]))
+            # a gradient of x[idx] does, it is the updates as it is. A
+            # static shape of the rows is a constant target, which the
+            # builder guards against ONNX Runtime's ExpandElimination, as in
+            # write_selection: a (1,) y set at an empty index array reached
+            # ScatterND unexpanded; FUZZ_SEED=424242.)
+            if all(isinstance(d, int) and d >= 0 for d in rows):
+                target = int64_const(g, list(rows))
+            else:
+                target = int64_vector(g, [g.op("Shape", index), *dim_sizes(g, x)[1:]])
+            updates = g.op("Expand", updates, target)
         attrs = {} if op.set_instead_of_inc else {"reduction": "add"}
         return g.op("ScatterND", x, g.op("Unsqueeze", index, axes=[-1]), updates, **attrs)
     return write_selection(g, x, y, lambda t: g.op("Gather", t, index, axis=0), set_values=False, accumulate=True)

@@ -603,3 +603,19 @@ def test_increments_of_the_rows_shape_are_scattered_as_they_are(rng):
     assert onnx_op_types(fn) == ["Unsqueeze", "ScatterND"], onnx_op_types(fn)  # (the indices as rows)
     fn, _ = compare_onnx_and_py([x, v, rows, row], [pt.inc_subtensor(x[v], row)], values)
     assert "Expand" in onnx_op_types(fn)
+
+
+@pytest.mark.parametrize("set_values", [True, False])
+def test_a_one_element_update_at_an_empty_index_array(set_values):
+    # x[idx] = x with x = x0[None] (1,) and idx of static shape (0,): x
+    # broadcasts to the no rows selected and is returned unchanged. The
+    # Expand of the update to (0,) now has a constant target, which the
+    # builder guards against ONNX Runtime's ExpandElimination: with the
+    # target made from Shape(idx) ONNX Runtime dropped it, and ScatterND got
+    # the (1,) update and failed (FUZZ_SEED=424242, case-6b0a9b77fc07).
+    x0 = pt.scalar("x0", dtype="float64")
+    idx = pt.tensor("idx", shape=(0,), dtype="int64")
+    x = pt.expand_dims(x0, 0)
+    out = pt.set_subtensor(x[idx], x) if set_values else pt.inc_subtensor(x[idx], x)
+    _, (result,) = compare_onnx_and_py([x0, idx], [out], [np.array(2.5), np.zeros(0, dtype="int64")])
+    np.testing.assert_array_equal(result, [2.5])
