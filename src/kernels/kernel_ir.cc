@@ -291,8 +291,9 @@ class ProgramWriter {
     } else if (op == "Sqr" && rt != DType::Bool) {
       out_ << res << (flt ? "fmul " : "mul ") << ty << " " << arg(0) << ", " << arg(0) << "\n";
     } else if (op == "Neg" && rt != DType::Bool) {
-      // (0 - x, as the interpreter computes it: -(+0) is +0 there, not fneg's -0.)
-      out_ << res << (flt ? "fsub " : "sub ") << ty << " " << splat(rt, flt ? "0.0" : "0") << ", " << arg(0) << "\n";
+      // (fneg, as the interpreter's -x: NumPy's -(+0.0) is -0.0; integers 0 - x.)
+      if (flt) out_ << res << "fneg " << ty << " " << arg(0) << "\n";
+      else out_ << res << "sub " << ty << " " << splat(rt, "0") << ", " << arg(0) << "\n";
     } else if ((op == "Abs" || op == "Sqrt") && flt) {
       // (Exact in IEEE arithmetic, as fabs and sqrt are.)
       const std::string name = std::string("llvm.") + (op == "Abs" ? "fabs" : "sqrt") + intrinsic_suffix(rt);

@@ -147,8 +147,12 @@ struct ArcTan2 {
   template <class T> static T f(T a, T b) { return std::atan2(a, b); }
 };
 
+// (-x of a float, NumPy's negative: -(+0.0) is -0.0, where 0 - x gave +0.0.)
 struct Neg {
-  template <class T> static T f(T a) { return static_cast<T>(Wide<T>(0) - static_cast<Wide<T>>(a)); }
+  template <class T> static T f(T a) {
+    if constexpr (std::is_floating_point_v<T>) return -a;
+    else return static_cast<T>(Wide<T>(0) - static_cast<Wide<T>>(a));
+  }
 };
 struct Abs {
   template <class T> static T f(T a) {

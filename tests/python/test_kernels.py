@@ -11,6 +11,7 @@ runs mode ONNX with the kernels on as well.
 import itertools
 import logging
 import math
+import os
 
 import numpy as np
 import onnxruntime as ort
@@ -19,6 +20,7 @@ import pytensor.scalar as ps
 import pytensor.scalar.math as psm
 import pytensor.tensor as pt
 import pytest
+from pytensor.compile.mode import Mode
 from pytensor.tensor.elemwise import Elemwise
 
 import pytensor_onnx
@@ -1200,6 +1202,43 @@ def test_sums_of_negative_zeros_are_positive_zero(dtype):
     portable = session.run(None, {exported.graph.input[0].name: value})
     for got in [*results, *portable]:
         assert np.all(np.isposinf(got)), got
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_negation_gives_numpys_signed_zeros(dtype):
+    # NumPy's negative(+0.0) is -0.0 (the py linker's, C's and Numba's); the
+    # kernels computed 0 - x, +0.0, where their program negates (a Composite
+    # of abs(x) and -x: ONNX's own Neg, alone, was right). Both paths held to
+    # the py linker's signs, and the interpreter (compiled programs off, in
+    # a process of its own) to the compiled programs' bits (found by a fuzz
+    # case whose IfElse returned such a -x).
+    x = pt.vector("x", dtype=dtype)
+    outputs = [abs(x), -x, -(x * 2), 1 / -x]
+    value = np.array([0.0, -0.0, 1.5], dtype=dtype)
+    fn, results = compare_onnx_and_py([x], outputs, [value])
+    assert any(n.op_type.startswith("Elemwise_") for n in fn.maker.linker.onnx_model.graph.node)
+    exported = pytensor_onnx.export_onnx([x], outputs)
+    session = ort.InferenceSession(exported.SerializeToString(), providers=["CPUExecutionProvider"])
+    portable = session.run(None, {exported.graph.input[0].name: value})
+    want = pytensor.function([x], outputs, mode=Mode(linker="py", optimizer=None))(value)
+    for got in (results, portable):
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(np.signbit(g), np.signbit(w)), (g, w)
+    assert np.signbit(results[1][0]) and np.isneginf(results[3][0])
+    import subprocess
+    import sys
+
+    from pytensor_onnx import compiled_kernels
+
+    script = (
+        "import numpy as np, pytensor, pytensor.tensor as pt, pytensor_onnx; "
+        f"x = pt.vector('x', dtype='{dtype}'); "
+        "f = pytensor.function([x], [abs(x), -x, -(x * 2), 1 / -x], mode='ONNX'); "
+        f"print(' '.join(str(int(b)) for r in f(np.array([0.0, -0.0, 1.5], dtype='{dtype}')) for b in np.signbit(r)))"
+    )
+    env = dict(os.environ, **{compiled_kernels.ENV_SWITCH: "0"})
+    interpreted = subprocess.run([sys.executable, "-c", script], check=True, env=env, capture_output=True, text=True)
+    assert interpreted.stdout.split() == [str(int(b)) for r in results for b in np.signbit(r)]
 
 
 def _reduction_node_session(dtype="float64", **attrs):
