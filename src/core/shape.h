@@ -43,6 +43,13 @@ inline bool is_fully_known(const Shape& shape) {
   return true;
 }
 
+// The number of elements of an array of these sizes (all known).
+inline int64_t element_count(const std::vector<int64_t>& sizes) {
+  int64_t count = 1;
+  for (int64_t d : sizes) count *= d;
+  return count;
+}
+
 inline std::vector<int64_t> known_sizes(const Shape& shape) {
   std::vector<int64_t> sizes;
   for (const auto& d : *shape) sizes.push_back(d.size);

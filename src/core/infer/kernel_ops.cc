@@ -537,9 +537,7 @@ void pack_stand_ins(Node& node, const std::vector<Value>& stand_ins) {
       throw BuildError("attribute 'packed_outputs' packs an output that is not a float64 array of the shape "
                        "'packed_output_shapes' gives it");
     }
-    int64_t size = 1;
-    for (int64_t d : shapes[e]) size *= d;
-    length += size;
+    length += element_count(shapes[e]);
   }
   node.outputs.back()->dtype = DType::Float64;
   node.outputs.back()->shape = shape_of_sizes({length});

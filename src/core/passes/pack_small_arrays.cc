@@ -8,10 +8,7 @@
 namespace pytensor_onnx {
 
 bool packable(DType dtype, const Shape& shape) {
-  if (dtype != DType::Float64 || !is_fully_known(shape)) return false;
-  int64_t elements = 1;
-  for (const Dim& d : *shape) elements *= d.size;
-  return elements <= kMaxPackedArrayElements;
+  return dtype == DType::Float64 && is_fully_known(shape) && element_count(known_sizes(shape)) <= kMaxPackedArrayElements;
 }
 
 namespace {
@@ -50,9 +47,7 @@ std::vector<PackedArrays> pack_small_outputs_of_kernels(Graph& graph) {
     }
     for (size_t e = 0; e < arrays.size(); ++e) {
       std::vector<int64_t> shape = known_sizes(arrays[e]->shape);
-      int64_t size = 1;
-      for (int64_t d : shape) size *= d;
-      length += size;
+      length += element_count(shape);
       add_shape_record(shape_records, static_cast<int64_t>(e), shape);
       packed.elements.push_back(arrays[e]->name);
       packed.shapes.push_back(std::move(shape));
@@ -98,9 +93,7 @@ std::vector<PackedArrays> pack_small_inputs_of_kernels(Graph& graph, const std::
   for (Value* in : arrays) {
     std::vector<int64_t> shape = known_sizes(in->shape);
     offsets.push_back(length);
-    int64_t size = 1;
-    for (int64_t d : shape) size *= d;
-    length += size;
+    length += element_count(shape);
     packed.elements.push_back(in->name);
     packed.shapes.push_back(std::move(shape));
   }
