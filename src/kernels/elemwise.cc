@@ -46,6 +46,8 @@ struct RunBuffers {
   std::vector<std::vector<double>> scratch;
   std::vector<int64_t> array_shape;  // an input's shape as an array (read_as_view)
   std::vector<int64_t> expanded;     // a stage's output shape broadcast to its `expand` target
+  std::vector<int64_t> key;          // the node inputs' dtypes and shapes (NodeRecord::key)
+  std::vector<const void*> data;     // a replayed stage's inputs' memory
   // The node's outputs (ElemwiseKernel::outputs_) and the shapes of those it
   // packs (ElemwiseKernel::packed_shapes_), and where it packs arrays, its
   // packed output's memory, for this run.
@@ -877,13 +879,18 @@ void read_node_inputs(Ort::KernelContext& ctx, const std::vector<std::optional<D
   }
 }
 
+// Input `i` of `stage`: a node input or an earlier stage's output.
+const ArrayArg& stage_source(const ElemwiseStage& stage, size_t i, const RunBuffers& run) {
+  const int64_t source = stage.sources[i];
+  return source >= 0 ? run.node_inputs[static_cast<size_t>(source)] : run.values[static_cast<size_t>(-(source + 1))];
+}
+
 // Program input `i` of `stage` (node input or an earlier stage's output) into
 // `arg`: its elements, or the size of one of its axes (held in `dim`).
 void read_stage_input(const ElemwiseStage& stage, size_t i, const RunBuffers& run, int64_t& dim, ArrayArg& arg) {
   const int64_t source = stage.sources[i];
   const bool from_node = source >= 0;
-  const ArrayArg& from = from_node ? run.node_inputs[static_cast<size_t>(source)]
-                                   : run.values[static_cast<size_t>(-(source + 1))];
+  const ArrayArg& from = stage_source(stage, i, run);
   // (Named only when failing: a string built on every run cost an allocation per input.)
   auto name = [&] { return from_node ? "input " + std::to_string(source) : std::string("an earlier stage's output"); };
   arg.strides.clear();
@@ -944,6 +951,8 @@ void* stage_output(Ort::KernelContext& ctx, const ElemwiseStage& stage, size_t j
   return const_cast<void*>(value.data);
 }
 
+void reduce_into(const ElemwiseStage& stage, const void* x, const std::vector<int64_t>& in, void* out);
+
 // A reduction stage: its input (C-contiguous: a node input or an earlier
 // stage's output) over the stage's axes.
 void run_reduce_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run) {
@@ -961,8 +970,11 @@ void run_reduce_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBu
     if (!reduced) run.shape.push_back(in[d]);
     else if (stage.keepdims) run.shape.push_back(1);
   }
-  void* out = stage_output(ctx, stage, 0, run.shape, false, run);
-  const void* x = run.inputs[0].data;
+  reduce_into(stage, run.inputs[0].data, in, stage_output(ctx, stage, 0, run.shape, false, run));
+}
+
+// A reduction stage's values: `x` of shape `in` over the stage's axes into `out`.
+void reduce_into(const ElemwiseStage& stage, const void* x, const std::vector<int64_t>& in, void* out) {
   using Reduce = ElemwiseStage::Reduce;
   if (stage.reduce == Reduce::Sum) {
     reduce_sum(static_cast<const double*>(x), in, stage.axes, static_cast<double*>(out));
@@ -1298,6 +1310,114 @@ void run_loop_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuff
   evaluate_loop(*stage.loop, ArgList(run.inputs.data(), n_args), run.shape, run.outputs, &parallel);
 }
 
+// A program stage: its program over its inputs broadcast. `ran`, when
+// given, tells whether it ran one compiled block (evaluate.h).
+void run_program_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run,
+                       const ParallelFor& parallel, OneBlockRun* ran) {
+  const Program& p = stage.program;
+  const size_t n_args = stage.input_dtypes.size();
+  reserve_args(run.inputs, n_args);
+  run.dims.resize(n_args);
+  for (size_t i = 0; i < n_args; ++i) {
+    read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
+    if (stage.input_axes[i]) {
+      const int64_t source = stage.sources[i];
+      read_as_view(run.inputs[i], source >= 0 ? static_cast<size_t>(source) : i, *stage.input_axes[i],
+                   static_cast<size_t>(stage.rank), run.array_shape);
+    }
+  }
+  const ArgList args(run.inputs.data(), n_args);
+  output_shape(run.inputs.data(), n_args, stage.rank, run.shapes, run.shape);
+  check_strict_axes(args, stage.strict_axes, run.shape);
+  if (!stage.expand.empty()) {
+    run.shapes.assign({&run.shape, &stage.expand});
+    broadcast_into(run.shapes, run.expanded);
+    run.shape.swap(run.expanded);
+    // (A hand-made target's sizes could overflow the count: refused.)
+    size_t count = 1;
+    for (int64_t d : run.shape) {
+      if (__builtin_mul_overflow(count, static_cast<size_t>(d), &count)) {
+        throw std::invalid_argument("an expand's sizes overflow the element count");
+      }
+    }
+  }
+  run.outputs.clear();
+  for (size_t j = 0; j < p.outputs.size(); ++j) {
+    const bool reduced = j < p.reductions.size() && p.reductions[j] != Reduction::None;
+    run.outputs.push_back(stage_output(ctx, stage, j, run.shape, reduced, run));
+  }
+  evaluate(p, args, run.shape, run.outputs, &parallel, ran);
+}
+
+// Stage `stage` of a node, as its kind runs.
+void run_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, RunBuffers& run, const ParallelFor& parallel,
+               OneBlockRun* ran) {
+  if (ran != nullptr) *ran = {};
+  if (stage.reduce != ElemwiseStage::Reduce::None) return run_reduce_stage(ctx, stage, run);
+  if (stage.loop) return run_loop_stage(ctx, stage, run, parallel);
+  if (stage.indexed != ElemwiseStage::Indexed::None) return run_indexed_stage(ctx, stage, run);
+  if (stage.reshapes) return run_reshape_stage(ctx, stage, run);
+  if (stage.multiplies) return run_matmul_stage(ctx, stage, run);
+  if (stage.linalg) {
+    if (stage.input_dtypes[0] == DType::Float64) return run_linalg_stage<double>(ctx, stage, run);
+    return run_linalg_stage<float>(ctx, stage, run);
+  }
+  if (stage.joins != ElemwiseStage::Joins::None) return run_join_stage(ctx, stage, run);
+  run_program_stage(ctx, stage, run, parallel, ran);
+}
+
+// How `stage` replays what this run did (`one`: whether it ran one block).
+StageRecord::Replay replay_kind(const ElemwiseStage& stage, const OneBlockRun& one) {
+  using Replay = StageRecord::Replay;
+  if (one.block != nullptr) return Replay::Block;
+  if (stage.reduce != ElemwiseStage::Reduce::None) return Replay::Reduce;
+  if (stage.reshapes && stage.destinations[0] < 0) return Replay::Alias;
+  return Replay::None;
+}
+
+// A stage as `record` says an earlier run of inputs of the same dtypes and
+// shapes ran it, into outputs of the shapes it gave them: a program stage's
+// block on its inputs' memory, a reduction of its input of the shape it had,
+// a reshape's input as it is.
+void replay_stage(Ort::KernelContext& ctx, const ElemwiseStage& stage, const StageRecord& record, RunBuffers& run) {
+  using Replay = StageRecord::Replay;
+  if (record.replay == Replay::Reduce) {
+    reduce_into(stage, stage_source(stage, 0, run).data, record.input_shape,
+                stage_output(ctx, stage, 0, record.output_shapes[0], false, run));
+    return;
+  }
+  if (record.replay == Replay::Alias) {
+    ArrayArg& value = run.values[stage.first_output];
+    value.strides.clear();
+    value.shape.assign(record.output_shapes[0].begin(), record.output_shapes[0].end());
+    value.data = stage_source(stage, 0, run).data;
+    return;
+  }
+  const size_t n_args = stage.input_dtypes.size();
+  std::vector<const void*>& data = run.data;
+  data.resize(n_args);
+  for (size_t i = 0; i < n_args; ++i) {
+    data[i] = stage.dim_of_input[i] >= 0 ? &record.dims[i] : stage_source(stage, i, run).data;
+  }
+  run.outputs.clear();
+  for (size_t j = 0; j < record.output_shapes.size(); ++j) {
+    run.outputs.push_back(stage_output(ctx, stage, j, record.output_shapes[j], false, run));
+  }
+  run_one_block(stage.program, record.one, data.data(), run.outputs);
+}
+
+// The node inputs' dtypes and shapes, as NodeRecord::key lists them.
+void node_key(const RunBuffers& run, size_t n_in, std::vector<int64_t>& key) {
+  key.clear();
+  for (size_t k = 0; k < n_in; ++k) {
+    const std::optional<DType> dtype = run.node_dtypes[k];
+    const std::vector<int64_t>& shape = run.node_inputs[k].shape;
+    key.push_back(dtype ? static_cast<int64_t>(*dtype) : -1);
+    key.push_back(static_cast<int64_t>(shape.size()));
+    key.insert(key.end(), shape.begin(), shape.end());
+  }
+}
+
 }  // namespace
 
 void ElemwiseKernel::compute(OrtKernelContext* context) {
@@ -1321,70 +1441,31 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   const size_t n_values = last.first_output + last.num_outputs();
   reserve_args(run.values, n_values);
   if (run.scratch.size() < n_values) run.scratch.resize(n_values);
-  for (const ElemwiseStage& stage : stages_) {
-    if (stage.reduce != ElemwiseStage::Reduce::None) {
-      run_reduce_stage(ctx, stage, run);
+  // A record of an earlier run of inputs of these dtypes and shapes, or a
+  // new one, kept once this run has succeeded (node_record.h).
+  node_key(run, input_dtypes_.size(), run.key);
+  const NodeRecord* record = records_.find(run.key);
+  std::optional<NodeRecord> recording;
+  if (record == nullptr) recording.emplace(NodeRecord{run.key, std::vector<StageRecord>(stages_.size())});
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    const ElemwiseStage& stage = stages_[s];
+    if (record != nullptr) {
+      const StageRecord& replay = record->stages[s];
+      if (replay.replay != StageRecord::Replay::None) replay_stage(ctx, stage, replay, run);
+      else run_stage(ctx, stage, run, parallel, nullptr);
       continue;
     }
-    if (stage.loop) {
-      run_loop_stage(ctx, stage, run, parallel);
-      continue;
+    StageRecord& made = recording->stages[s];
+    run_stage(ctx, stage, run, parallel, &made.one);
+    made.replay = replay_kind(stage, made.one);
+    if (made.replay == StageRecord::Replay::None) continue;
+    if (made.replay == StageRecord::Replay::Block) {
+      made.dims.assign(run.dims.begin(), run.dims.begin() + static_cast<long>(stage.input_dtypes.size()));
     }
-    if (stage.indexed != ElemwiseStage::Indexed::None) {
-      run_indexed_stage(ctx, stage, run);
-      continue;
-    }
-    if (stage.reshapes) {
-      run_reshape_stage(ctx, stage, run);
-      continue;
-    }
-    if (stage.multiplies) {
-      run_matmul_stage(ctx, stage, run);
-      continue;
-    }
-    if (stage.linalg) {
-      if (stage.input_dtypes[0] == DType::Float64) run_linalg_stage<double>(ctx, stage, run);
-      else run_linalg_stage<float>(ctx, stage, run);
-      continue;
-    }
-    if (stage.joins != ElemwiseStage::Joins::None) {
-      run_join_stage(ctx, stage, run);
-      continue;
-    }
-    const Program& p = stage.program;
-    const size_t n_args = stage.input_dtypes.size();
-    reserve_args(run.inputs, n_args);
-    run.dims.resize(n_args);
-    for (size_t i = 0; i < n_args; ++i) {
-      read_stage_input(stage, i, run, run.dims[i], run.inputs[i]);
-      if (stage.input_axes[i]) {
-        const int64_t source = stage.sources[i];
-        read_as_view(run.inputs[i], source >= 0 ? static_cast<size_t>(source) : i, *stage.input_axes[i],
-                     static_cast<size_t>(stage.rank), run.array_shape);
-      }
-    }
-    const ArgList args(run.inputs.data(), n_args);
-    output_shape(run.inputs.data(), n_args, stage.rank, run.shapes, run.shape);
-    check_strict_axes(args, stage.strict_axes, run.shape);
-    if (!stage.expand.empty()) {
-      run.shapes.assign({&run.shape, &stage.expand});
-      broadcast_into(run.shapes, run.expanded);
-      run.shape.swap(run.expanded);
-      // (A hand-made target's sizes could overflow the count: refused.)
-      size_t count = 1;
-      for (int64_t d : run.shape) {
-        if (__builtin_mul_overflow(count, static_cast<size_t>(d), &count)) {
-          throw std::invalid_argument("an expand's sizes overflow the element count");
-        }
-      }
-    }
-    run.outputs.clear();
-    for (size_t j = 0; j < p.outputs.size(); ++j) {
-      const bool reduced = j < p.reductions.size() && p.reductions[j] != Reduction::None;
-      run.outputs.push_back(stage_output(ctx, stage, j, run.shape, reduced, run));
-    }
-    evaluate(p, args, run.shape, run.outputs, &parallel);
+    if (made.replay == StageRecord::Replay::Reduce) made.input_shape = run.inputs[0].shape;
+    for (size_t j = 0; j < stage.num_outputs(); ++j) made.output_shapes.push_back(run.values[stage.first_output + j].shape);
   }
+  if (recording) records_.add(std::move(*recording));
   // (Kept for the next run unless large: a thread holds no more than this
   // for good, where a large intermediate costs more to compute than to allocate.)
   for (size_t g = 0; g < n_values; ++g) {

@@ -17,6 +17,7 @@
 #include "dtype.h"
 #include "evaluate.h"
 #include "linalg_kernel.h"
+#include "node_record.h"
 #include "ort_api.h"
 #include "program.h"
 #include "scalar_loop.h"
@@ -169,6 +170,8 @@ class ElemwiseKernel {
   // (attribute `packed_input_shapes`; empty for a scalar); empty without them.
   std::vector<int64_t> packed_inputs_;
   std::vector<std::vector<int64_t>> packed_input_shapes_;
+  // What runs found from their inputs' dtypes and shapes (node_record.h).
+  NodeRecordCache records_;
 };
 
 class ScalarLoopKernel {

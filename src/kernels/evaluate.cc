@@ -443,7 +443,7 @@ void run_blocks(const Call& call, size_t first_block, size_t last_block, BlockSc
 // says (run_plan.h).
 RunPlan make_plan(const Program& p, const std::vector<bool>& scalar_inputs) {
   RunPlan plan;
-  plan.scalar_inputs = scalar_inputs;
+  plan.key = scalar_inputs;
   plan.scalar.assign(p.registers.size(), false);
   for (size_t i = 0; i < scalar_inputs.size(); ++i) plan.scalar[i] = scalar_inputs[i];
   for (size_t r = p.num_inputs(); r < p.registers.size(); ++r) {
@@ -494,18 +494,47 @@ double sum_of_terms(const Program& p, Reduction reduction, const double* terms, 
   return total;
 }
 
+// Block function `block` over `size` positions of the inputs at `in`, its
+// reduced outputs' values into the thread's buffer and reduced as the
+// general path reduces one block.
+void call_one_block(const Program& p, const CompiledBlock& block, const void* const* in, size_t size,
+                    const std::vector<void*>& outputs, BlockScratch& scratch) {
+  std::vector<void*>& out = scratch.outputs;
+  out.assign(outputs.begin(), outputs.end());
+  const size_t num_reduced = static_cast<size_t>(
+      std::count_if(p.reductions.begin(), p.reductions.end(), [](Reduction r) { return r != Reduction::None; }));
+  if (scratch.reduced.size() < num_reduced * kReducedStride) scratch.reduced.resize(num_reduced * kReducedStride);
+  for (size_t j = 0, k = 0; j < p.reductions.size(); ++j) {
+    if (p.reductions[j] != Reduction::None) out[j] = scratch.reduced.data() + (k++) * kReducedStride;
+  }
+  block.fn(in, out.data(), static_cast<int64_t>(size));
+  for (size_t j = 0; j < p.reductions.size(); ++j) {
+    const Reduction reduction = p.reductions[j];
+    if (reduction == Reduction::None) continue;
+    if (is_sum(reduction)) {
+      const double total = sum_of_terms(p, reduction, static_cast<const double*>(out[j]), size);
+      std::memcpy(outputs[j], &total, sizeof total);
+    } else {
+      const auto* values = static_cast<const bool*>(out[j]);
+      const bool all = reduction == Reduction::All;
+      bool held = all;
+      for (size_t k = 0; k < size && held == all; ++k) held = values[k];
+      std::memcpy(outputs[j], &held, sizeof held);
+    }
+  }
+}
+
 // A run of one block whose inputs are each the output's own elements or one
 // element, through a compiled function (a PyMC-sized stage's usual run):
-// the function on the inputs' own memory, its reduced outputs' values into
-// the thread's buffer and reduced as the general path reduces one block,
-// without the set-up it makes for views, broadcasting, tasks and their
+// the function on the inputs' own memory (call_one_block), without the
+// set-up the general path makes for views, broadcasting, tasks and their
 // partial reductions, which cost more than such a stage's work (~0.1 us a
 // stage). The function the general path picks, on the same values, the
 // same sums: its bits. False (nothing done) where the general path must
 // run: a view, a broadcast, a one-element input that the function reads as
 // an array (filled per block there), an interpreted program.
 bool run_one_compiled_block(const Program& p, ArgList inputs, size_t size, const std::vector<void*>& outputs,
-                            Call& call, BlockScratch& scratch) {
+                            Call& call, BlockScratch& scratch, OneBlockRun* ran) {
   if (p.compiled.empty() || size == 0 || size > kBlock) return false;
   std::vector<bool>& scalar_inputs = call.scalar_inputs;
   scalar_inputs.assign(inputs.size(), false);
@@ -525,31 +554,19 @@ bool run_one_compiled_block(const Program& p, ArgList inputs, size_t size, const
     if (scalar_inputs[i] && !block.scalar_inputs[i] && size > 1) return false;
     in[i] = inputs[i].data;
   }
-  std::vector<void*>& out = scratch.outputs;
-  out.assign(outputs.begin(), outputs.end());
-  const size_t num_reduced = static_cast<size_t>(
-      std::count_if(p.reductions.begin(), p.reductions.end(), [](Reduction r) { return r != Reduction::None; }));
-  if (scratch.reduced.size() < num_reduced * kReducedStride) scratch.reduced.resize(num_reduced * kReducedStride);
-  for (size_t j = 0, k = 0; j < p.reductions.size(); ++j) {
-    if (p.reductions[j] != Reduction::None) out[j] = scratch.reduced.data() + (k++) * kReducedStride;
-  }
-  block.fn(in.data(), out.data(), static_cast<int64_t>(size));
-  for (size_t j = 0; j < p.reductions.size(); ++j) {
-    const Reduction reduction = p.reductions[j];
-    if (reduction == Reduction::None) continue;
-    if (is_sum(reduction)) {
-      const double total = sum_of_terms(p, reduction, static_cast<const double*>(out[j]), size);
-      std::memcpy(outputs[j], &total, sizeof total);
-    } else {
-      const auto* values = static_cast<const bool*>(out[j]);
-      const bool all = reduction == Reduction::All;
-      bool held = all;
-      for (size_t k = 0; k < size && held == all; ++k) held = values[k];
-      std::memcpy(outputs[j], &held, sizeof held);
-    }
-  }
+  call_one_block(p, block, in.data(), size, outputs, scratch);
+  if (ran != nullptr) *ran = {&block, size};
   return true;
 }
+
+// One Call per thread, its vectors reused from run to run: a PyMC-sized
+// node is a few hundred ns of work, and a dozen allocations cost as much.
+// (Pool threads only read the calling thread's Call.) The calling thread's
+// block scratch comes with it, in one thread_instance call.
+struct EvaluateScratch {
+  Call call;
+  BlockScratch blocks;
+};
 
 }  // namespace
 
@@ -606,8 +623,14 @@ std::vector<int64_t> broadcast_shapes(const std::vector<std::vector<int64_t>>& s
   return out;
 }
 
+void run_one_block(const Program& p, const OneBlockRun& one, const void* const* inputs,
+                   const std::vector<void*>& outputs) {
+  call_one_block(p, *one.block, inputs, one.size, outputs, thread_instance<EvaluateScratch>().blocks);
+}
+
 void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_shape,
-              const std::vector<void*>& outputs, const ParallelFor* parallel) {
+              const std::vector<void*>& outputs, const ParallelFor* parallel, OneBlockRun* ran) {
+  if (ran != nullptr) *ran = {};
   if (inputs.size() != p.num_inputs()) {
     throw std::invalid_argument("the program reads " + std::to_string(p.num_inputs()) + " inputs, got " +
                                 std::to_string(inputs.size()));
@@ -616,19 +639,11 @@ void evaluate(const Program& p, ArgList inputs, const std::vector<int64_t>& out_
     throw std::invalid_argument("the program has " + std::to_string(p.outputs.size()) + " outputs, got " +
                                 std::to_string(outputs.size()));
   }
-  // One Call per thread, its vectors reused from run to run: a PyMC-sized
-  // node is a few hundred ns of work, and a dozen allocations cost as much.
-  // (Pool threads only read the calling thread's Call.) The calling thread's
-  // block scratch comes with it, in one thread_instance call.
-  struct Scratch {
-    Call call;
-    BlockScratch blocks;
-  };
-  Scratch& scratch = thread_instance<Scratch>();
+  EvaluateScratch& scratch = thread_instance<EvaluateScratch>();
   Call& call = scratch.call;
   size_t size = 1;
   for (int64_t d : out_shape) size *= static_cast<size_t>(d);
-  if (run_one_compiled_block(p, inputs, size, outputs, call, scratch.blocks)) return;
+  if (run_one_compiled_block(p, inputs, size, outputs, call, scratch.blocks, ran)) return;
   call.program = &p;
   call.out_shape.assign(out_shape.begin(), out_shape.end());
   call.size = size;

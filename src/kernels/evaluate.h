@@ -62,11 +62,27 @@ using ParallelFor = std::function<void(size_t n, const std::function<void(size_t
 void run_chunked(size_t total, size_t chunk, const ParallelFor* parallel,
                  const std::function<void(size_t first, size_t last)>& work);
 
+// A run of one compiled block over every position, a PyMC-sized stage's
+// usual run (inputs each of one element or of the output's shape, no views,
+// at most one block): the block function and the number of positions. A
+// later run of inputs of the same shapes runs the same (run_one_block).
+struct OneBlockRun {
+  const CompiledBlock* block = nullptr;  // nullptr: not such a run
+  size_t size = 0;
+};
+
 // Writes the program's outputs, each of shape `out_shape` (the inputs'
 // broadcast shape), into `outputs`. Large arrays are split into tasks for
-// `parallel` when one is given.
+// `parallel` when one is given. `ran`, when given, tells whether the run was
+// one compiled block, and which.
 void evaluate(const Program& program, ArgList inputs, const std::vector<int64_t>& out_shape,
-              const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr);
+              const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr, OneBlockRun* ran = nullptr);
+
+// What evaluate did in the run that gave `one` (a block), on inputs of the
+// same shapes at `inputs` (input i's data): the same function on them, the
+// same reductions. Nothing is checked: the shapes must be those of that run.
+void run_one_block(const Program& program, const OneBlockRun& one, const void* const* inputs,
+                   const std::vector<void*>& outputs);
 inline void evaluate(const Program& program, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
                      const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr) {
   evaluate(program, ArgList(inputs), out_shape, outputs, parallel);

@@ -1617,6 +1617,35 @@ def test_the_size_of_an_axis_is_read_by_the_kernel_node_itself(rng):
         assert any("dim_inputs" in s for s in stages(fn))
 
 
+def test_a_kernel_node_replays_a_run_only_for_inputs_of_its_shapes(rng):
+    # A node keeps what a run found from its inputs' dtypes and shapes (each
+    # stage's output shapes, the compiled block a program stage ran, the sizes
+    # it read: src/kernels/node_record.h) and replays it on runs of inputs of
+    # the same shapes. One function fed shapes that come and go, a failing
+    # call among them: every call must give the py linker's values, and a
+    # shape it saw before must replay that shape's run, not another's.
+    x = pt.matrix("x")
+    v = pt.vector("v")
+    s = pt.scalar("s")
+    z = pt.exp(x * s) * v - x.shape[0] * pt.log(s)
+    outputs = [z.sum(), (z**2).sum(axis=0), pytensor.grad(z.sum(), s)]
+    fn = pytensor.function([x, v, s], outputs, mode="ONNX")
+    assert len(stages(fn)) > 1
+    py_fn = pytensor.function([x, v, s], outputs, mode=Mode(linker="py", optimizer="fast_run"))
+    shapes = [(4, 3), (4, 1), (1, 3), (4, 3), (7, 3), (1, 1), (4, 3), (0, 3), (4, 1), (7, 3)]
+    for rows, cols in shapes:
+        values = [rng.normal(size=(rows, cols)), rng.normal(size=cols), np.float64(rng.uniform(0.5, 2))]
+        for got, want in zip(fn(*values), py_fn(*values), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=f"shape {(rows, cols)}")
+        # (v of another length than x's rows: both fail, and the next call
+        # runs as before.)
+        wrong = [values[0], rng.normal(size=cols + 1), values[2]]
+        with pytest.raises(Exception) as py_error:
+            py_fn(*wrong)
+        with pytest.raises(type(py_error.value)):
+            fn(*wrong)
+
+
 def _single_thread():
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
