@@ -100,6 +100,26 @@ TEST(Infer, ConcatGatherUnsqueezeSqueeze) {
   EXPECT_THROW(g.op("Squeeze", {a}, {{"axes", std::vector<int64_t>{0}}}), BuildError);
 }
 
+TEST(Infer, UnsqueezeAtRunTimeAxesKeepsTheRankWhereTheirCountIsStatic) {
+  // A run-time check's data dependency (dispatch/broadcast.py
+  // checked_outputs): Unsqueeze at axes computed in the graph, Squeeze back.
+  // The rank is known, not where the 1s go; an If branch's result lost its
+  // rank so (fuzz case-35fa1e78653a).
+  GraphBuilder g(18);
+  Value* x = g.input("x", DType::Float64, sym({Dim::named("n"), Dim::known(3)}));
+  Value* axes = g.input("axes", DType::Int64, sym({Dim::known(1)}));
+  Value* u = g.op1("Unsqueeze", {x, axes});
+  ASSERT_TRUE(u->shape.has_value());
+  ASSERT_EQ(u->shape->size(), 3u);
+  for (const Dim& d : *u->shape) EXPECT_FALSE(d.is_known());
+  Value* s = g.op1("Squeeze", {u}, {{"axes", std::vector<int64_t>{0}}});
+  ASSERT_TRUE(s->shape.has_value());
+  EXPECT_EQ(s->shape->size(), 2u);
+  // Axes of a run-time count: the rank is not known.
+  Value* some = g.input("some", DType::Int64, sym({Dim::named("k")}));
+  EXPECT_FALSE(g.op1("Unsqueeze", {x, some})->shape.has_value());
+}
+
 TEST(Infer, CastAndWhereDtypes) {
   GraphBuilder g(18);
   Value* x = g.input("x", DType::Int8, sym({Dim::known(2)}));

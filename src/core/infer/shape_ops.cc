@@ -197,7 +197,18 @@ void unsqueeze(Node& node) {
   Value* y = node.outputs[0];
   if (!in) return;
   std::optional<std::vector<int64_t>> axes = axes_of(node);
-  if (!axes) return;
+  if (!axes) {
+    // Run-time axes (a run-time check's data dependency, dispatch/broadcast.py
+    // checked_outputs: Unsqueeze at the check's [0], Squeeze back): where
+    // their count is static, the rank is known, not where the 1s go. (An If
+    // branch's result lost its rank so, and a rule reading the If's rank
+    // failed: fuzz case-35fa1e78653a.)
+    const Value* given = node.input(1);
+    if (given && given->shape && given->shape->size() == 1 && (*given->shape)[0].is_known()) {
+      y->shape = std::vector<Dim>(in->size() + static_cast<size_t>((*given->shape)[0].size), Dim::unknown());
+    }
+    return;
+  }
   const size_t out_rank = in->size() + axes->size();
   std::vector<bool> inserted(out_rank, false);
   for (int64_t a : *axes) {
