@@ -27,7 +27,7 @@ from pytensor_onnx.dispatch.utils import DATA_CHECK
 from pytensor_onnx.mode import onnx_mode
 from pytensor_onnx.runtime import default_session_options
 from pytensor_onnx.rewriting import ONNX_REWRITES
-from pytensor_onnx.testing import assert_same_result, check_model, py_function
+from pytensor_onnx.testing import _assert_repeat_gives_same_bits, assert_same_result, check_model, py_function
 
 from fuzz.program import Case, InputNode, build_graph
 from fuzz.registry import REGISTRY
@@ -454,7 +454,11 @@ def _run_case(case: Case) -> None:
         with building():
             fn = pytensor.function(inputs, outputs, mode=onnx_mode(opset_version=case.opset), on_unused_input="ignore")
         checked(fn.maker.linker.onnx_model)
-        return fn(*values)
+        results = fn(*values)
+        # (A second call replays what the kernels found from the first's
+        # shapes, src/kernels/node_record.h: the same bits.)
+        _assert_repeat_gives_same_bits(fn, values, results)
+        return results
 
     def exported():
         with building():
