@@ -97,6 +97,30 @@ def test_linalg_kernels_run_concurrently_with_their_single_threaded_results():
     run_threads(work)
 
 
+def test_kernel_nodes_replay_runs_of_many_shapes_from_many_threads():
+    # A kernel node keeps what a run found from its inputs' shapes and replays
+    # it on runs of the same shapes (src/kernels/node_record.h); threads that
+    # feed one session different shapes at once make and read those records
+    # together. 40 shapes, more than a node keeps (32): the last ones run
+    # without a kept record. Every result must be the single-threaded one.
+    x, v, s = pt.matrix("x"), pt.vector("v"), pt.scalar("s")
+    z = pt.exp(x * s) * v - x.shape[0] * pt.log(s)
+    fn = pytensor.function([x, v, s], [z.sum(), (z**2).sum(axis=0), pytensor.grad(z.sum(), s)], mode="ONNX")
+    copies = [fn.copy() for _ in range(THREADS)]
+    rng = np.random.default_rng(1)
+    cases = [(rng.normal(size=(1 + k % 8, 1 + k // 8)), rng.normal(size=1 + k // 8), np.float64(0.5 + k / 40))
+             for k in range(40)]
+    expected = [[np.array(r, copy=True) for r in fn(*case)] for case in reversed(cases)][::-1]
+
+    def work(k):
+        for i in range(200):
+            case = (7 * k + i) % len(cases)
+            for got, want in zip(copies[k](*cases[case]), expected[case], strict=True):
+                np.testing.assert_array_equal(got, want)
+
+    run_threads(work)
+
+
 def test_functions_compiled_on_many_threads_share_sessions():
     fns = [None] * THREADS
 
