@@ -1442,17 +1442,24 @@ void ElemwiseKernel::compute(OrtKernelContext* context) {
   reserve_args(run.values, n_values);
   if (run.scratch.size() < n_values) run.scratch.resize(n_values);
   // A record of an earlier run of inputs of these dtypes and shapes, or a
-  // new one, kept once this run has succeeded (node_record.h).
+  // new one, kept once this run has succeeded (node_record.h). (A node fed
+  // ever new shapes stops making records once it keeps all it may.)
   node_key(run, input_dtypes_.size(), run.key);
   const NodeRecord* record = records_.find(run.key);
   std::optional<NodeRecord> recording;
-  if (record == nullptr) recording.emplace(NodeRecord{run.key, std::vector<StageRecord>(stages_.size())});
+  if (record == nullptr && !records_.full()) {
+    recording.emplace(NodeRecord{run.key, std::vector<StageRecord>(stages_.size())});
+  }
   for (size_t s = 0; s < stages_.size(); ++s) {
     const ElemwiseStage& stage = stages_[s];
     if (record != nullptr) {
       const StageRecord& replay = record->stages[s];
       if (replay.replay != StageRecord::Replay::None) replay_stage(ctx, stage, replay, run);
       else run_stage(ctx, stage, run, parallel, nullptr);
+      continue;
+    }
+    if (!recording) {
+      run_stage(ctx, stage, run, parallel, nullptr);
       continue;
     }
     StageRecord& made = recording->stages[s];

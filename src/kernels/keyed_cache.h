@@ -58,6 +58,12 @@ class KeyedCache {
     return *values_.back();
   }
 
+  // Whether as many values are kept as may be: one added now would not be.
+  bool full() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return values_.size() >= kMaxValues;
+  }
+
   // The value of `key`: the kept one, or one `make()` returns, added.
   template <class Make>
   const Value& find(const Key& key, Make&& make) const {
