@@ -9,6 +9,13 @@ gives per-call times (best of 5 repeats), the ONNX modes' ratios to the fastest
 PyTensor backend of the row, their node counts, and the geometric mean of the
 ratios. Issue 21, item 6.
 
+PyTensor's Numba backend compiles with LLVM's fast-math flags by default
+(``numba__fastmath``: reassociated sums, reciprocals for divisions,
+contractions, approximate functions), so its float64 results are not C's or
+the py linker's bits, which mode ONNX keeps (NumPy's pairwise sums, IEEE
+divisions). Column "NUMBA exact" is Numba with ``numba__fastmath=False``, for
+that comparison; it is not one of the peers the ratios are taken against.
+
     python bench/pymc_suite.py                # every model
     python bench/pymc_suite.py --only eight   # models whose name contains "eight"
 
@@ -31,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the model suite
 
 PEERS = ("C", "NUMBA")
+EXACT_PEERS = ("C", "NUMBA exact")  # (the backends whose float64 results are IEEE's, as mode ONNX's)
 ONNX_MODES = ("ONNX", "ONNX portable")
 
 
@@ -70,6 +78,7 @@ def measure(name: str) -> dict:
         # PyTensor 2.38's FAST_RUN is its C backend; 3.x names it "C".
         "C": "C" if "C" in pytensor.compile.mode.predefined_modes else "FAST_RUN",
         "NUMBA": "NUMBA",
+        "NUMBA exact": "NUMBA",
         "ONNX": pytensor_onnx.onnx_mode(kernels=True),
         "ONNX portable": pytensor_onnx.onnx_mode(kernels=False),
     }
@@ -77,7 +86,7 @@ def measure(name: str) -> dict:
     reference = None
     for label, mode in modes.items():
         try:
-            with model:
+            with model, pytensor.config.change_flags(numba__fastmath=label != "NUMBA exact"):
                 fn = pm.pytensorf.compile(inputs, outputs, mode=mode)
             fn.trust_input = True
             got = fn(*values)
@@ -111,10 +120,11 @@ def main() -> int:
     print(f"Machine: {machine()}\n")
     print("Per call (best of 5 repeats, trust_input); ratio = mode ONNX / fastest of C and Numba; "
           "nodes: PyTensor apply nodes (C, Numba) or ONNX nodes.\n")
-    columns = (*PEERS, *ONNX_MODES)
+    columns = (*PEERS, "NUMBA exact", *ONNX_MODES)
     print("| model | " + " | ".join(columns) + " | ONNX ratio | portable ratio |")
     print("|---|" + "---|" * (len(columns) + 2))
     ratios = {mode: [] for mode in ONNX_MODES}
+    exact_ratios = []  # mode ONNX against the fastest of EXACT_PEERS
     for case in MODELS:
         if args.only not in case.name:
             continue
@@ -127,6 +137,9 @@ def main() -> int:
         results = json.loads(lines[-1])
         peers = [results[p]["per_call"] for p in PEERS if "per_call" in results.get(p, {})]
         fastest = min(peers) if peers else math.nan
+        exact = [results[p]["per_call"] for p in EXACT_PEERS if "per_call" in results.get(p, {})]
+        if exact and "per_call" in results.get("ONNX", {}):
+            exact_ratios.append(results["ONNX"]["per_call"] / min(exact))
         cells = []
         for column in columns:
             r = results.get(column, {})
@@ -143,6 +156,10 @@ def main() -> int:
         if finite:
             geo = math.exp(sum(map(math.log, finite)) / len(finite))
             print(f"\n{mode}: geometric mean {geo:.2f}x, worst {max(finite):.2f}x over {len(finite)} models")
+    if exact_ratios:
+        geo = math.exp(sum(map(math.log, exact_ratios)) / len(exact_ratios))
+        print(f"\nONNX against the fastest of C and NUMBA exact (IEEE float64, no fast-math): geometric mean "
+              f"{geo:.2f}x, worst {max(exact_ratios):.2f}x over {len(exact_ratios)} models")
     return 0
 
 
