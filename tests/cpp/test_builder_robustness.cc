@@ -339,5 +339,45 @@ TEST(BuilderRobustness, TopKBeyondAStaticAxisIsRefused) {
   EXPECT_EQ(g.op("Unique", {x}, {{"axis", int64_t{-1}}}, 4).size(), 4u);
 }
 
+TEST(BuilderRobustness, AnOpsOutputCountIsCheckedWhereARecipeStandsInForIt) {
+  // The TopK of an input whose other axes may be empty is a recipe (an If
+  // around the TopK) that builds TopK's two outputs: asked for one, it gave
+  // two (core fuzzer, FUZZ_SEED=2762448248). Refused as the plain op is.
+  GraphBuilder g(13);
+  Value* x = g.input("x", DType::Float64, dims({-1, 4}));
+  Value* k = g.constant(Tensor::int64s({2}));
+  const size_t before = g.graph().nodes().size();
+  EXPECT_NE(build_error([&] { g.op("TopK", {x, k}, {{"axis", int64_t{1}}}, 1); }).find("TopK cannot have 1 outputs"),
+            std::string::npos);
+  EXPECT_EQ(g.graph().nodes().size(), before);
+  EXPECT_EQ(g.op("TopK", {x, k}, {{"axis", int64_t{1}}}, 2).size(), 2u);
+}
+
+TEST(BuilderRobustness, GemmOperandsThatCannotMeetAreRefused) {
+  // A C of shape (0, 0) against a (0, 1) product built, and ONNX Runtime
+  // refused it when the model ran (core fuzzer, FUZZ_SEED=2762448248).
+  GraphBuilder g(13);
+  Value* a = g.input("a", DType::Float64, dims({0, 0}));
+  Value* b = g.input("b", DType::Float64, dims({0, 1}));
+  auto gemm = [&](Value* c) { return g.op1("Gemm", {a, b, c}, {{"alpha", 2.0}}); };
+  int next = 0;
+  auto bias = [&](std::initializer_list<int64_t> sizes) {
+    return g.input("c" + std::to_string(next++), DType::Float64, dims(sizes));
+  };
+  for (std::initializer_list<int64_t> c : {std::initializer_list<int64_t>{0, 0}, {1, 0}, {2}, {0}, {3, 1}}) {
+    EXPECT_NE(build_error([&] { gemm(bias(c)); }).find("does not broadcast"),
+              std::string::npos);
+  }
+  for (std::initializer_list<int64_t> c : {std::initializer_list<int64_t>{0, 1}, {1, 1}, {1}, {}, {-1, 1}}) {
+    EXPECT_EQ(sizes_of(gemm(bias(c))), (std::vector<int64_t>{0, 1}));
+  }
+  Value* v = g.input("v", DType::Float64, dims({3}));
+  EXPECT_NE(build_error([&] { g.op1("Gemm", {v, b}); }).find("must be matrices"), std::string::npos);
+  Value* wide = g.input("w", DType::Float64, dims({2, 3}));
+  EXPECT_NE(build_error([&] { g.op1("Gemm", {wide, b}); }).find("contraction dims 3 and 0 differ"), std::string::npos);
+  EXPECT_EQ(sizes_of(g.op1("Gemm", {wide, g.input("bt", DType::Float64, dims({5, 3}))}, {{"transB", int64_t{1}}})),
+            (std::vector<int64_t>{2, 5}));
+}
+
 }  // namespace
 }  // namespace pytensor_onnx

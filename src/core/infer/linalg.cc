@@ -105,14 +105,40 @@ void matmul(Node& node) {
   node.outputs[0]->shape = matmul_shape(first_shape(node), node.input(1)->shape);
 }
 
+// Gemm: op(A) (M, K) times op(B) (K, N), plus C broadcast one way to (M, N).
+// What ONNX Runtime would refuse when the model runs is refused here where
+// the dims are static (a C of shape (0, 0) against (0, 1) built and failed
+// at run time: core fuzzer, FUZZ_SEED=2762448248).
 void gemm(Node& node) {
   const Shape in = keep_dtype(node);
   const Shape& b = node.input(1)->shape;
-  if (in && b && in->size() == 2 && b->size() == 2) {
-    const Dim m = node.attrs.get_int("transA", 0) ? (*in)[1] : (*in)[0];
-    const Dim n = node.attrs.get_int("transB", 0) ? (*b)[0] : (*b)[1];
-    node.outputs[0]->shape = std::vector<Dim>{m, n};
+  for (const Shape* operand : {&in, &b}) {
+    if (*operand && (*operand)->size() != 2) throw BuildError("A and B must be matrices (rank 2)");
   }
+  if (!in || !b) return;
+  const bool trans_a = node.attrs.get_int("transA", 0) != 0, trans_b = node.attrs.get_int("transB", 0) != 0;
+  const Dim m = trans_a ? (*in)[1] : (*in)[0];
+  const Dim k_a = trans_a ? (*in)[0] : (*in)[1];
+  const Dim k_b = trans_b ? (*b)[1] : (*b)[0];
+  const Dim n = trans_b ? (*b)[0] : (*b)[1];
+  if (k_a.is_known() && k_b.is_known() && k_a.size != k_b.size) {
+    throw BuildError("contraction dims " + std::to_string(k_a.size) + " and " + std::to_string(k_b.size) +
+                     " differ");
+  }
+  const std::vector<Dim> out{m, n};
+  if (const Value* c = node.input(2); c && c->shape) {
+    if (c->shape->size() > 2) throw BuildError("C must have rank <= 2");
+    const size_t offset = 2 - c->shape->size();
+    for (size_t d = 0; d < c->shape->size(); ++d) {
+      const Dim& dim = (*c->shape)[d];
+      const Dim& target = out[offset + d];
+      if (dim.is_known() && dim.size != 1 && target.is_known() && dim.size != target.size) {
+        throw BuildError("C's dim " + std::to_string(dim.size) + " does not broadcast to the product's " +
+                         std::to_string(target.size));
+      }
+    }
+  }
+  node.outputs[0]->shape = out;
 }
 
 void einsum(Node& node) {
