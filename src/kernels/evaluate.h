@@ -77,15 +77,15 @@ struct OneBlockRun {
 // one compiled block, and which.
 void evaluate(const Program& program, ArgList inputs, const std::vector<int64_t>& out_shape,
               const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr, OneBlockRun* ran = nullptr);
+inline void evaluate(const Program& program, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
+                     const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr) {
+  evaluate(program, ArgList(inputs), out_shape, outputs, parallel);
+}
 
 // What evaluate did in the run that gave `one` (a block), on inputs of the
 // same shapes at `inputs` (input i's data): the same function on them, the
 // same reductions. Nothing is checked: the shapes must be those of that run.
 void run_one_block(const Program& program, const OneBlockRun& one, const void* const* inputs,
                    const std::vector<void*>& outputs);
-inline void evaluate(const Program& program, const std::vector<ArrayArg>& inputs, const std::vector<int64_t>& out_shape,
-                     const std::vector<void*>& outputs, const ParallelFor* parallel = nullptr) {
-  evaluate(program, ArgList(inputs), out_shape, outputs, parallel);
-}
 
 }  // namespace pytensor_onnx::kernels
