@@ -115,6 +115,9 @@ TEST(Infer, UnsqueezeAtRunTimeAxesKeepsTheRankWhereTheirCountIsStatic) {
   Value* s = g.op1("Squeeze", {u}, {{"axes", std::vector<int64_t>{0}}});
   ASSERT_TRUE(s->shape.has_value());
   EXPECT_EQ(s->shape->size(), 2u);
+  // A hostile static count is refused, not allocated.
+  Value* huge = g.input("huge", DType::Int64, sym({Dim::known(int64_t{1} << 40)}));
+  EXPECT_THROW(g.op1("Unsqueeze", {x, huge}), BuildError);
   // Axes of a run-time count: the rank is not known.
   Value* some = g.input("some", DType::Int64, sym({Dim::named("k")}));
   EXPECT_FALSE(g.op1("Unsqueeze", {x, some})->shape.has_value());

@@ -204,8 +204,10 @@ void unsqueeze(Node& node) {
     // branch's result lost its rank so, and a rule reading the If's rank
     // failed: fuzz case-35fa1e78653a.)
     const Value* given = node.input(1);
+    // (A hostile count, a declared length of 2**40, is refused, not allocated.)
     if (given && given->shape && given->shape->size() == 1 && (*given->shape)[0].is_known()) {
-      y->shape = std::vector<Dim>(in->size() + static_cast<size_t>((*given->shape)[0].size), Dim::unknown());
+      y->shape = unknown_dims_checked(static_cast<int64_t>(in->size()) + (*given->shape)[0].size,
+                                      "Unsqueeze's axes count");
     }
     return;
   }
