@@ -83,6 +83,8 @@ double erfcinv(double x) {
   if (std::isnan(x) || x < 0 || x > 2) return kNaN;
   if (x == 0) return kInf;
   if (x == 2) return -kInf;
+  // SciPy's erfcinv is -ndtri(x / 2) / sqrt(2): -0.0 at 1, where Boost's is +0.0.
+  if (x == 1) return -0.0;
   return bm::erfc_inv(x, Policy());
 }
 
@@ -187,7 +189,9 @@ double i0(double x) {
 
 double i1(double x) {
   if (std::isnan(x) || std::isinf(x)) return kNaN;
-  return std::copysign(1.0, x) * bm::cyl_bessel_i(1, std::fabs(x), Policy());
+  // (Negated for x < 0, as SciPy's Cephes i1 does: +0.0 at -0.0.)
+  const double magnitude = bm::cyl_bessel_i(1, std::fabs(x), Policy());
+  return x < 0 ? -magnitude : magnitude;
 }
 
 }  // namespace pytensor_onnx::kernels::special

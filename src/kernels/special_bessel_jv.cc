@@ -348,10 +348,12 @@ double jv_positive_x(double w, double x) {
   return cospi(wa) * jy.j - sinpi(wa) * jy.y;
 }
 
-// J_v(0): 1 for v = 0, 0 for positive and integer orders, +-inf for negative
+// J_v(0): 1 for v = 0, 0 for positive and integer orders (-0.0 for the
+// negative odd ones, J_-n = (-1)^n J_n, as SciPy gives), +-inf for negative
 // non-integer ones (the sign of 1 / Gamma(v + 1)).
 double jv_at_zero(double v) {
   if (v == 0) return 1.0;
+  if (v < 0 && is_integer(v) && odd(-v)) return -0.0;
   if (v > 0 || is_integer(v)) return 0.0;
   return gamma_sign(v + 1.0) * kInf;
 }

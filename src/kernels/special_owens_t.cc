@@ -9,7 +9,7 @@
 //     at most 9 standard deviations: below 3e-15 relative against mpmath).
 //   - exp(-h^2 / 2) is exp(-(h/2)^2)^2 with (h/2)^2 taken exactly (700 ulp
 //     near the underflow otherwise).
-// Special values follow SciPy: NaN if h or a is NaN; T(+-inf, a) = 0;
+// Special values follow SciPy: NaN if h or a is NaN; T(+-inf, a) = 0 (-0.0 for a < 0);
 // T(h, +-inf) = +-erfc(|h| / sqrt 2) / 4; T(h, 0) = 0.
 // Boost's owens_t (T1-T6 by region) is as accurate and 1.5x slower here.
 #include "special_owens_t.h"
@@ -62,8 +62,8 @@ double normal_sf(double x) { return std::erfc(x * kInvSqrt2) * 0.5; }
 
 double owens_t(double h, double a) {
   if (std::isnan(h) || std::isnan(a)) return kNaN;
-  if (std::isinf(h)) return 0.0;
   const double sign = a > 0 ? 1.0 : a < 0 ? -1.0 : 0.0;
+  if (std::isinf(h)) return sign * 0.0;  // (SciPy's -0.0 for a < 0)
   h = std::fabs(h);
   a = std::fabs(a);
   if (std::isinf(a)) return sign * normal_sf(h) * 0.5;
