@@ -14,7 +14,7 @@ def _elemwise(op, node, g, *inputs):
     if (
         kernels_enabled()
         and not isinstance(scalar_op, Composite)
-        and (uses_kernel(scalar_op) or any(reducing_readers(node)))
+        and (uses_kernel(scalar_op, node.outputs[0].type.dtype) or any(reducing_readers(node)))
     ):
         # Mode ONNX: a special function (or another op whose portable form is
         # many nodes) as one node of the kernel library; so is a native op

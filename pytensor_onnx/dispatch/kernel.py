@@ -204,7 +204,7 @@ def keeps_native_epilogue(op, node) -> bool:
     from pytensor.tensor.math import Dot
 
     inner = op.fgraph.apply_nodes
-    if len(inner) > _EPILOGUE_OPS or not all(isinstance(n.op, _NATIVE) for n in inner):
+    if len(inner) > _EPILOGUE_OPS or any(uses_kernel(n.op, n.outputs[0].type.dtype) for n in inner):
         return False
     for var in node.inputs:
         owner = var.owner
@@ -214,9 +214,21 @@ def keeps_native_epilogue(op, node) -> bool:
     return False
 
 
-def uses_kernel(scalar_op) -> bool:
-    """Whether a lone Elemwise of ``scalar_op`` is worth a kernel node: its portable form is more than one native node."""
-    return isinstance(scalar_op, ps.Composite) or not isinstance(scalar_op, _NATIVE)
+#: Native ops whose portable form of a float output is not ONNX Runtime's own
+#: node: float64 sin and cos are recipes (35 and 50 nodes; ONNX Runtime's
+#: float64 Sin and Cos lose accuracy at large arguments), and ONNX Runtime's
+#: Where gives +0.0 where it selects a -0.0 of its X input (it merges its two
+#: selections as `x != 0 ? x : y`), where a kernel selects the bits.
+_NOT_NATIVE_FOR_FLOATS = {ps.Sin: ("float64",), ps.Cos: ("float64",), ps.Switch: ("float64", "float32", "float16")}
+
+
+def uses_kernel(scalar_op, dtype: str) -> bool:
+    """Whether a lone Elemwise of ``scalar_op`` with an output of ``dtype`` is
+    worth a kernel node: its portable form is more than one native node, or
+    not NumPy's result."""
+    if isinstance(scalar_op, ps.Composite) or not isinstance(scalar_op, _NATIVE):
+        return True
+    return dtype in _NOT_NATIVE_FOR_FLOATS.get(type(scalar_op), ())
 
 
 #: The kernels' reductions of an output over every position (attribute
