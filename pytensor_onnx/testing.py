@@ -94,6 +94,26 @@ def assert_same_result(onnx_value, py_value, *, rtol=None, atol=None, label="out
         np.testing.assert_array_equal(onnx_value, py_value, err_msg=label)
 
 
+def assert_zero_signs(got, want, *, label="output"):
+    """Where float ``want`` and ``got`` are both zeros, they have the same
+    sign (-0.0 and +0.0 compare equal: 1 / x, arctan2 and copysign tell them
+    apart). Other dtypes, and arrays of other shapes, pass."""
+    got, want = np.asarray(got), np.asarray(want)
+    if want.dtype.kind not in "fc" or got.shape != want.shape or got.dtype != want.dtype:
+        return
+    if want.dtype.kind == "c":
+        assert_zero_signs(got.real, want.real, label=f"{label} (real part)")
+        assert_zero_signs(got.imag, want.imag, label=f"{label} (imaginary part)")
+        return
+    wrong = (got == 0) & (want == 0) & (np.signbit(got) != np.signbit(want))
+    if wrong.any():
+        at = tuple(int(i) for i in np.argwhere(wrong)[0])
+        raise AssertionError(
+            f"{label}: {int(wrong.sum())} of {want.size} elements are zeros of the other sign; at {at}: got "
+            f"{got[at]!r}, PyTensor's {want[at]!r}"
+        )
+
+
 def _assert_within(got, want, bound, label, rtol, atol):
     """``|got - want| <= bound`` elementwise; infinities must be equal, NaN == NaN."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -142,6 +162,7 @@ def compare_onnx_and_py(
     check_export: bool = True,
     optimize: bool = True,
     onnx_mode_kwargs: dict | None = None,
+    zero_signs: bool = True,
 ):
     """Run the graph on ONNX Runtime (mode ONNX) and on PyTensor's ``py`` linker; assert equal results.
 
@@ -161,6 +182,13 @@ def compare_onnx_and_py(
     Passing ``atol`` applies it to every element (``atol + rtol * |want|``),
     for functions whose conditioning leaves results near zero known only to
     an absolute error; say why where you pass it.
+
+    With ``zero_signs`` (and no ``assert_fn``), mode ONNX's float results are
+    zeros of the reference's sign where both are zeros (``assert_zero_signs``):
+    -0.0 and +0.0 compare equal but are different results. Pass False where
+    PyTensor does not fix the sign (a maximum of -0.0 and +0.0, which IEEE
+    lets be either). The exported model is not held to it: ONNX Runtime's
+    ``Where`` gives +0.0 where it selects a -0.0 (docs/semantics.md).
 
     Returns
     -------
@@ -189,6 +217,9 @@ def compare_onnx_and_py(
                 assert_same_result(got, want, rtol=rtol, atol=atol, label=f"{label} output {i}")
 
     compare(onnx_results, "ONNX mode")
+    if zero_signs and assert_fn is None:
+        for i, (got, want) in enumerate(zip(onnx_results, py_results, strict=True)):
+            assert_zero_signs(got, want, label=f"ONNX mode output {i}")
     _assert_repeat_gives_same_bits(fn, test_inputs, onnx_results)
 
     if check_export:
