@@ -240,3 +240,49 @@ def test_a_failure_inside_a_branch_is_judged_by_the_node_that_failed():
     # A Gather of the model's own out of range is still not the reference's ValueError.
     gather = nested("Gather", "Gather_3", "indices element out of data bounds, idx=7 must be within the inclusive")
     assert "an index out of range" in failure_problem(gather, empty_max, "PyTensor")
+
+
+# -x of x = [+0.0, -0.0, 1.0]: an exact output, whose zeros IEEE gives a sign
+# (the kernels once negated as 0 - x, +0.0 for -(+0.0); FUZZ_SEED=424242).
+NEG_OF_ZEROS = _case(
+    [InputNode("float64", (3,), (None,)), StepNode("elemwise.unary", [0], {"op": "neg"})],
+    [1],
+    [np.array([0.0, -0.0, 1.0])],
+)
+
+
+def test_an_exact_output_is_held_to_the_signs_of_its_zeros():
+    state, ref = _reference(NEG_OF_ZEROS)
+    assert list(np.signbit(ref[1])) == [True, False, True]
+    assert judge(NEG_OF_ZEROS, [ref[1].copy()]) is None
+    assert "zeros of the other sign" in judge(NEG_OF_ZEROS, [np.array([0.0, 0.0, -1.0])])
+    assert "zeros of the other sign" in judge(NEG_OF_ZEROS, [np.array([-0.0, -0.0, -1.0])])
+
+
+def test_an_inexact_output_is_not_held_to_the_signs_of_its_zeros():
+    # cho_solve of a right-hand side with a -0.0: LAPACK's triangular solve
+    # keeps it (it skips zeros), the portable recipe's product with the
+    # inverse adds +0.0 to it: the sign of a solve's zero is its algorithm's.
+    case = _case(
+        [InputNode("float64", (2, 2), (None, None)), StepNode("linalg.spd", [0], {"op": "cho_solve"})],
+        [1],
+        [np.array([[0.0, 0.0], [0.0, -0.0]])],
+    )
+    state, ref = _reference(case)
+    assert np.signbit(ref[1][1, 1])
+    flipped = np.abs(ref[1])
+    assert judge(case, [flipped]) is None
+
+
+def test_a_maximum_of_zeros_of_both_signs_is_not_held_to_a_sign():
+    # IEEE lets max(-0.0, +0.0) be either zero; NumPy's SIMD loops pick one by
+    # the operands' order.
+    case = _case(
+        [InputNode("float64", (2,), (None,)), InputNode("float64", (2,), (None,)),
+         StepNode("elemwise.binary", [0, 1], {"op": "maximum"})],
+        [2],
+        [np.array([-0.0, 0.0]), np.array([0.0, -0.0])],
+    )
+    state, ref = _reference(case)
+    assert state.metas[2].exact and not state.metas[2].zero_signs
+    assert judge(case, [-ref[2]]) is None

@@ -133,10 +133,11 @@ class GraphState:
         shape = tuple(int(s) for s in gen.shape(node.params, *[m.shape for m in operands]))
         if var.type.ndim != len(shape):
             raise AssertionError(f"fuzz generator {node.gen} computed shape {shape} for a rank-{var.type.ndim} result")
-        return self._add(var, shape, gen.result_is_exact(node.params, operands), list(node.args))
+        return self._add(var, shape, gen.result_is_exact(node.params, operands), list(node.args),
+                         gen.result_keeps_zero_signs(node.params, operands))
 
-    def _add(self, var, shape, exact, parents) -> Meta:
-        meta = Meta(len(self.metas), var, shape, exact)
+    def _add(self, var, shape, exact, parents, zero_signs=True) -> Meta:
+        meta = Meta(len(self.metas), var, shape, exact, zero_signs)
         self.metas.append(meta)
         self.parents.append(parents)
         return meta

@@ -16,7 +16,9 @@ new variable. It declares
 - ``shape(params, *operand_shapes)``: the concrete run-time shape of the result;
 - ``exact`` / ``is_exact(params, metas)``: whether the result is IEEE-exact
   given exact operands (``True`` for ``+``, ``max``, indexing, ...; ``False``
-  for ``exp`` or float sums, whose rounding differs between implementations).
+  for ``exp`` or float sums, whose rounding differs between implementations);
+  ``keeps_zero_signs``: whether IEEE also fixes the signs of its zeros (not
+  for ``max`` and ``min``, which may give either of +0.0 and -0.0).
 
 Discontinuous operations (comparisons, ``floor``, casts to integers, argmax)
 accept only exact operands, so a last-bit difference upstream cannot flip
@@ -47,6 +49,7 @@ class Meta:
     var: object  # the PyTensor variable
     shape: tuple  # concrete run-time shape
     exact: bool  # IEEE-exact (see the module docstring)
+    zero_signs: bool = True  # exact, and IEEE fixes the signs of its zeros (OpGenerator.keeps_zero_signs)
 
     @property
     def dtype(self) -> str:
@@ -105,6 +108,17 @@ class OpGenerator:
 
     def result_is_exact(self, params, metas) -> bool:
         return all(m.exact for m in metas) and self.is_exact(params, metas)
+
+    def keeps_zero_signs(self, params, metas) -> bool:
+        """Whether IEEE fixes the signs of an exact result's zeros, given
+        operands whose zero signs are fixed: not where the result is the
+        larger or smaller of +0.0 and -0.0, which IEEE lets be either (NumPy's
+        SIMD loops pick by operand order)."""
+        return True
+
+    def result_keeps_zero_signs(self, params, metas) -> bool:
+        return (self.result_is_exact(params, metas) and all(m.zero_signs for m in metas)
+                and self.keeps_zero_signs(params, metas))
 
 
 REGISTRY: dict[str, OpGenerator] = {}

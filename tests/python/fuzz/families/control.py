@@ -67,3 +67,6 @@ class ScanAccumulate(OpGenerator):
 
     def is_exact(self, params, metas):
         return params["step"] == "max" or metas[0].kind != "f"
+
+    def keeps_zero_signs(self, params, metas):
+        return params["step"] != "max"

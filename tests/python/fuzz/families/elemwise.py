@@ -187,6 +187,9 @@ class Binary(OpGenerator):
     def is_exact(self, params, metas):
         return BINARY[params["op"]][1]
 
+    def keeps_zero_signs(self, params, metas):
+        return params["op"] not in ("maximum", "minimum")
+
 
 @register
 class Switch(OpGenerator):
@@ -221,6 +224,9 @@ class Clip(OpGenerator):
 
     def build(self, params, x, low, high):
         return pt.clip(x, low, high)
+
+    def keeps_zero_signs(self, params, metas):
+        return False  # (a maximum and a minimum)
 
     def shape(self, params, *shapes):
         return np.broadcast_shapes(*shapes)

@@ -73,6 +73,9 @@ class Reduce(OpGenerator):
     def shape(self, params, x):
         return reduced_shape(x, params["axis"], params["keepdims"])
 
+    def keeps_zero_signs(self, params, metas):
+        return params["op"] not in ("max", "min")
+
     def is_exact(self, params, metas):
         op = params["op"]
         if REDUCTIONS[op][1]:
