@@ -286,3 +286,30 @@ def test_a_maximum_of_zeros_of_both_signs_is_not_held_to_a_sign():
     state, ref = _reference(case)
     assert state.metas[2].exact and not state.metas[2].zero_signs
     assert judge(case, [-ref[2]]) is None
+
+
+def test_the_infinity_of_one_over_a_computed_zero_is_not_held_to_a_sign():
+    # 1 / cho_solve(...) where the solve gives a zero: LAPACK's triangular
+    # solve keeps the right-hand side's -0.0 (-inf), the portable product with
+    # the inverse gives +0.0 (inf); the judge's perturbed runs give the solve's
+    # zeros either sign (FUZZ_SEED=848526336).
+    case = _case(
+        [InputNode("float64", (2, 2), (None, None)), StepNode("linalg.spd", [0], {"op": "cho_solve"}),
+         StepNode("elemwise.unary", [1], {"op": "reciprocal"})],
+        [2],
+        [np.array([[0.0, 0.0], [0.0, -0.0]])],
+    )
+    state, ref = _reference(case)
+    assert ref[2][1, 1] == -np.inf
+    flipped = ref[2].copy()
+    flipped[1, 1] = np.inf
+    assert judge(case, [flipped]) is None
+    # An infinity the program determines is held to its sign: 1 / -0.0 of an input.
+    exact = _case(
+        [InputNode("float64", (2,), (None,)), StepNode("elemwise.unary", [0], {"op": "reciprocal"})],
+        [1],
+        [np.array([-0.0, 2.0])],
+    )
+    _, exact_ref = _reference(exact)
+    assert exact_ref[1][0] == -np.inf
+    assert "differ" in judge(exact, [np.array([np.inf, 0.5])])

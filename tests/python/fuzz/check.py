@@ -102,15 +102,22 @@ class _Noise:
     def __init__(self):
         self.vectors = {}  # dtype -> noise vector input
         self.count = 0
+        # > 0: every perturbed zero is +0.0, < 0: -0.0, 0: as computed.
+        self.zero_sign = pt.scalar("zero_sign", dtype="float64")
 
     def __call__(self, var):
-        """``var * (1 + d)``, d from this variable's own slice of the noise vector."""
+        """``var * (1 + d)``, d from this variable's own slice of the noise
+        vector, and its zeros of the sign ``zero_sign`` says: a zero a
+        non-exact step computes has the sign of its algorithm's order of terms
+        (a solve's LAPACK keeps a right-hand side's -0.0, a product with the
+        inverse gives +0.0), which 1 / x then makes -inf or inf."""
         dtype = var.type.dtype
         vector = self.vectors.setdefault(dtype, pt.vector(f"noise_{dtype}", dtype=dtype))
         self.count += 1
         offset = (self.count * 7919) % (NOISE_LENGTH // 2)
         noise = pt.specify_shape(vector[offset : offset + var.size].reshape(var.shape), var.type.shape)
-        return var * (1 + noise)
+        signed_zero = pt.switch(pt.gt(self.zero_sign, 0), pt.abs(var), pt.switch(pt.lt(self.zero_sign, 0), -pt.abs(var), var))
+        return pt.switch(pt.eq(var, 0), signed_zero, var * (1 + noise)).astype(dtype)
 
 
 def _noisy_rebuild(out, operands, noisy):
@@ -172,14 +179,16 @@ def perturbed_graph(case: Case, state):
         operands = [noisy(perturbed[a]) if state.metas[a].kind == "f" else perturbed[a] for a in node.args]
         built = REGISTRY[node.gen].build(node.params, *operands)
         perturbed.append(noisy(_noisy_rebuild(built, operands, noisy)))
-    return list(noisy.vectors.values()), {k: perturbed[k] for k in case.outputs if _needs_tolerance(state.metas[k])}
+    return [*noisy.vectors.values(), noisy.zero_sign], {k: perturbed[k] for k in case.outputs if _needs_tolerance(state.metas[k])}
 
 
 def spreads(case: Case, state, inputs, values, ref_values) -> dict:
     """``{output index: per-element spread}`` of the non-exact float outputs
-    (see ``RTOL_ULPS``): inf where a perturbed run leaves the finite values
-    (the output is not determined there), 0 where the reference is not finite
-    (those elements must match exactly)."""
+    (see ``RTOL_ULPS``): inf where a perturbed run leaves the finite values,
+    or where the reference is not finite and a perturbed run gives another
+    value (the output is not determined there: 1 / x of a computed zero),
+    else 0 where the reference is not finite (those elements must match
+    exactly)."""
     noise, outputs = perturbed_graph(case, state)
     if not outputs:
         return {}
@@ -189,16 +198,24 @@ def spreads(case: Case, state, inputs, values, ref_values) -> dict:
     result = {k: np.zeros(ref_values[k].shape) for k in keys}
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        for _ in range(PERTURBATION_DRAWS):
-            draws = [(rng.choice([-1.0, 1.0], size=NOISE_LENGTH) * np.finfo(e.type.dtype).eps).astype(e.type.dtype) for e in noise]
+        for draw in range(PERTURBATION_DRAWS):
+            vectors = noise[:-1]  # (and the zero_sign scalar, last)
+            draws = [(rng.choice([-1.0, 1.0], size=NOISE_LENGTH) * np.finfo(e.type.dtype).eps).astype(e.type.dtype) for e in vectors]
+            # (Every computed zero +0.0, then -0.0, then as computed: the
+            # implementations' patterns, a product with an inverse giving
+            # +0.0 throughout.)
+            draws.append(np.float64([1.0, -1.0][draw] if draw < 2 else 0.0))
             try:
                 got = fn(*values, *draws)
             except Exception:  # the perturbed program leaves the domain: nothing is determined
                 return {k: np.full(ref_values[k].shape, np.inf) for k in keys}
             for k, value in zip(keys, got, strict=True):
                 ref = ref_values[k].astype(np.float64)
-                moved = np.abs(np.asarray(value, dtype=np.float64) - ref)
-                moved = np.where(np.isfinite(ref), np.where(np.isfinite(moved), moved, np.inf), 0.0)
+                value = np.asarray(value, dtype=np.float64)
+                moved = np.abs(value - ref)
+                same_non_finite = (value == ref) | (np.isnan(value) & np.isnan(ref))
+                moved = np.where(np.isfinite(ref), np.where(np.isfinite(moved), moved, np.inf),
+                                 np.where(same_non_finite, 0.0, np.inf))
                 result[k] = np.maximum(result[k], moved)
     return result
 
@@ -399,7 +416,8 @@ def assert_within(got, ref, rtol, atol, label="output"):
         # an infinity too (erfinv(tanh(9)) in float32: one ulp of tanh is the
         # pole; ONNX Runtime's Tanh(9) is 1.0, NumPy's 1 - 2**-24;
         # FUZZ_SEED=2274448006).
-        undetermined = np.isfinite(r) & np.isinf(bound)
+        # So is a non-finite one a perturbed run changed (infinite atol).
+        undetermined = (np.isfinite(r) & np.isinf(bound)) | np.isinf(np.broadcast_to(atol, r.shape))
         ok = undetermined | np.where(finite, np.abs(g - r) <= bound, (g == r) | (np.isnan(g) & np.isnan(r)))
     if not ok.all():
         bad = tuple(int(i) for i in np.argwhere(~ok)[0])
