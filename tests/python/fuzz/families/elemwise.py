@@ -105,6 +105,12 @@ class Unary(OpGenerator):
     def is_exact(self, params, metas):
         return params["op"] == "cast" or UNARY[params["op"]][1]
 
+    def keeps_zero_signs(self, params, metas):
+        # (round_half_away_from_zero is C's round(), +0.0 at +0.0, where
+        # PyTensor's Python implementation gives ceil(-0.5) = -0.0;
+        # docs/semantics.md, "Signed zeros".)
+        return params["op"] != "round_half_away_from_zero"
+
 
 def _safe_divisor(b):
     """Integer division/modulo by zero: NumPy gives 0 (with a warning) where ONNX
