@@ -215,8 +215,8 @@ def keeps_native_epilogue(op, node) -> bool:
 
 
 #: Native ops whose portable form of a float output is not ONNX Runtime's own
-#: node: float64 sin and cos are recipes (35 and 50 nodes; ONNX Runtime's
-#: float64 Sin and Cos lose accuracy at large arguments), and ONNX Runtime's
+#: node: float64 sin and cos are recipes (35 and 50 nodes, ONNX Runtime's Sin
+#: on a reduced argument: src/core/recipes/trig.cc), and ONNX Runtime's
 #: Where gives +0.0 where it selects a -0.0 of its X input (it merges its two
 #: selections as `x != 0 ? x : y`), where a kernel selects the bits.
 _NOT_NATIVE_FOR_FLOATS = {ps.Sin: ("float64",), ps.Cos: ("float64",), ps.Switch: ("float64", "float32", "float16")}
