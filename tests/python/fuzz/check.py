@@ -558,7 +558,7 @@ def _run_case(case: Case) -> None:
         # The exported models' zeros are not held to a sign: ONNX Runtime's
         # Where gives +0.0 where it selects a -0.0 of its X input (it merges
         # its two selections as `x != 0 ? x : y`; docs/semantics.md), and
-        # correcting that would take five more nodes a Where. Mode ONNX's
+        # correcting that would take six more nodes a Where. Mode ONNX's
         # kernels select bits (tests/python/test_semantics_zero_signs.py).
         problem = _disagreement(state, case.outputs, results, error, ref_values, ref_error, "PyTensor's reference",
                                 output_spreads, zero_signs=label == "mode ONNX")
