@@ -5,12 +5,11 @@ signed zeros"), which the exported (portable) models inherit."""
 
 import numpy as np
 import onnxruntime as ort
-import pytensor
 import pytensor.tensor as pt
 import pytest
 from onnx import TensorProto, helper
 
-from pytensor_onnx.testing import compare_onnx_and_py
+from pytensor_onnx.testing import compare_onnx_and_py, py_function
 
 
 def _where_model(dtype):
@@ -74,7 +73,7 @@ def test_mode_onnx_keeps_the_signs_of_selected_zeros(dtype):
     ]
     fn, results = compare_onnx_and_py([x, y, i, c], outputs, values)
     assert any(node.domain == "pytensor_onnx.kernels" for node in fn.maker.linker.onnx_model.graph.node)
-    py = pytensor.function([x, y, i, c], outputs, mode=pytensor.compile.mode.Mode(linker="py", optimizer=None))
+    py = py_function([x, y, i, c], outputs)
     wants = py(*values)
     assert any(np.any(np.signbit(w) & (np.asarray(w) == 0)) for w in wants)  # there are -0.0s to keep
     for got, want in zip(results, wants, strict=True):
