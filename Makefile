@@ -136,11 +136,15 @@ $(DEPLOY_NODE_MODULES): deploy/package.json deploy/package-lock.json
 # ONNX Runtime headers system-deps fetched (Debian's libonnxruntime-dev 1.21),
 # and the shared library of the leg's onnxruntime wheel, which the build links
 # through a libonnxruntime.so.1 link of its own. Incremental: a rebuild
-# compiles only what changed.
+# compiles only what changed. It needs the leg's venv (the wheel), not the
+# package: .ci/run builds it beside the default leg's tests, and `build`
+# there would reinstall the package under them (pip removes the installed
+# extension and kernel library before it copies them again: a test process
+# that looks for the library in that moment finds none).
 DEPLOY_CPP_BUILD := build/deploy-cpp
 ORT_WHEEL_LIBRARY = $(shell $(PY) -c "import glob, os, onnxruntime; print(sorted(glob.glob(os.path.join(os.path.dirname(onnxruntime.__file__), 'capi', 'libonnxruntime.so.*')))[0])")
 
-deploy-cpp: build
+deploy-cpp: venv
 	@if [ ! -f /usr/include/nlohmann/json.hpp ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nlohmann-json3-dev >/dev/null; fi
