@@ -61,6 +61,16 @@ UNARY = {
 }
 
 
+def _cast_targets(x):
+    """The dtypes ``x`` may be cast to: a cast of a float to an integer or
+    bool is discontinuous (it truncates, or tests for zero), so it takes exact
+    operands only. (FUZZ_SEED=4260606211: uint8 of an eigenvalue 4.0 that the
+    portable Jacobi sweep gives as 3.9999999999999996 was 3 against 4.)"""
+    if x.kind == "f" and not x.exact:
+        return [d for d in DTYPES if d.startswith("float")]
+    return DTYPES
+
+
 def _cast(x, dtype):
     if x.dtype.startswith("float") and dtype != "bool" and not dtype.startswith("float"):
         x = _float_to_int_domain(x, dtype)
@@ -94,7 +104,7 @@ class Unary(OpGenerator):
         ]
         choice = ctx.draw(st.sampled_from([*names, "cast"]))
         if choice == "cast":
-            return {"op": "cast", "dtype": ctx.draw(st.sampled_from(DTYPES))}
+            return {"op": "cast", "dtype": ctx.draw(st.sampled_from(_cast_targets(x)))}
         return {"op": choice}
 
     def build(self, params, x):
