@@ -36,7 +36,7 @@ from pytensor.tensor.sort import ArgSortOp
 from pytensor.tensor.subtensor import IncSubtensor, Subtensor
 from pytensor.tensor.rewriting.basic import constant_folding
 from pytensor.tensor.rewriting.elemwise import constant_fold_branches_of_add_mul
-from pytensor.tensor.rewriting.math import local_sigm_times_exp
+from pytensor.tensor.rewriting.math import local_add_canonizer, local_mul_canonizer, local_sigm_times_exp
 
 from pytensor_onnx.compat import (
     SCAN_SAVE_MEM_WITHOUT_PREALLOC,
@@ -314,6 +314,83 @@ def _rebuilt_in(var, dtype, family):
     return var.owner.op(*(_rebuilt_in(inp, dtype, family) for inp in var.owner.inputs))
 
 
+#: Tag of the constants constant folding made (``local_onnx_constant_folding``).
+_FOLDED = "onnx_folded"
+#: The canonizer of each family (the tree it gathers: add/sub/neg, mul/true_div/reciprocal).
+_CANONIZERS = {_ADD_FAMILY: local_add_canonizer, _MUL_FAMILY: local_mul_canonizer}
+#: How far up the tree of a node is looked for (deeper: the canonizer assumed to flatten it).
+_MAX_TREE_HEIGHT = 64
+
+
+def _single_client_past_dimshuffles(fgraph, client):
+    """``client``, or what a chain of single-client DimShuffles from it feeds
+    (as the canonizer looks past them for a client of its own family)."""
+    while isinstance(client.op, DimShuffle) and len(fgraph.clients.get(client.outputs[0], ())) == 1:
+        client = fgraph.clients[client.outputs[0]][0][0]
+    return client
+
+
+def _tree_tops(fgraph, node, family, height=0):
+    """The nodes at which the canonizer gathers the tree that holds ``node``
+    (it leaves a node whose client is of its family to that client), or None
+    past _MAX_TREE_HEIGHT."""
+    if height > _MAX_TREE_HEIGHT:
+        return None
+    tops = []
+    for client, _ in fgraph.clients.get(node.outputs[0], ()):
+        client = _single_client_past_dimshuffles(fgraph, client)
+        if _family(client.op) is family:
+            above = _tree_tops(fgraph, client, family, height + 1)
+            if above is None:
+                return None
+            tops.extend(above)
+    return tops or [node]
+
+
+def _canonizer_rewrites(top, family):
+    """Whether PyTensor's canonizer rewrites the tree at ``top`` on its first
+    pass (``AlgebraicCanonizer.transform``'s test), when the constants that
+    constant folding made since are still the expressions they were: its
+    first pass runs before canonicalize's constant folding (a final rewriter),
+    and the graph we see has been folded in part (``_FOLDED``). The answer is
+    kept on the node, so later folds below it cannot change it."""
+    cached = getattr(top.tag, "onnx_canonizer_rewrites", None)
+    if cached is not None:
+        return cached
+    canonizer = _CANONIZERS[family]
+    out = top.outputs[0]
+    num, denum = canonizer.get_num_denum(out)
+    # Folded constants as the expressions they were: fresh variables.
+    as_first_seen = {v: v.type() for v in (*num, *denum) if getattr(v.tag, _FOLDED, False)}
+    num = [as_first_seen.get(v, v) for v in num]
+    denum = [as_first_seen.get(v, v) for v in denum]
+    new_num, new_denum = canonizer.simplify(list(num), list(denum), out.type)
+
+    def same(a, b):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+    rewrites = (
+        not (same(num, new_num) and same(denum, new_denum))
+        or (not denum and len(top.inputs) < len(num))  # nested operations collapsed
+        or (canonizer.use_reciprocal and top.op == canonizer.reciprocal and not num
+            and top.inputs[0].owner is not None and len(top.inputs[0].owner.inputs) < len(denum))
+    )
+    top.tag.onnx_canonizer_rewrites = rewrites
+    return rewrites
+
+
+def _gathered_by_canonizer(fgraph, node):
+    """Whether PyTensor's canonizer gathers the tree that holds ``node`` into
+    one operation of the tree's output dtype, constants combined there. Where
+    it does not, constant folding computes the tree's constant parts in their
+    own dtype first: FAST_RUN gives ``x - (-gammaln(float32 1.5) + float32
+    1.5 * log(float32 0.5))`` (PyMC's ChiSquared(nu=3) logp) the float32 sum,
+    as it has no constant operand to combine."""
+    family = _family(node.op)
+    tops = _tree_tops(fgraph, node, family)
+    return tops is None or any(_canonizer_rewrites(top, family) for top in tops)
+
+
 def _exactly_cast(var, dtype):
     """Whether the values of constant ``var`` are the same in ``dtype``."""
     data = np.asarray(var.data)
@@ -340,7 +417,8 @@ def local_onnx_upcast_constant_algebra(fgraph, node):
             replace = folded and _exactly_cast(inp, dtype)
         else:
             base = _below_dimshuffles(inp)
-            replace = base.owner is not None and _in_family(base, family) and _constant_expression(inp)
+            replace = (base.owner is not None and _in_family(base, family) and _constant_expression(inp)
+                       and _gathered_by_canonizer(fgraph, node))
         if replace:
             new_inputs[i] = _rebuilt_in(inp, dtype, family)
             changed = True
@@ -367,7 +445,10 @@ def _awaits_upcast(fgraph, node, depth=0):
             if isinstance(client.op, DimShuffle):
                 pending.append(client.outputs[0])
             elif _family(client.op) is family:
-                if client.outputs[0].type.dtype != dtype or _awaits_upcast(fgraph, client, depth + 1):
+                if client.outputs[0].type.dtype != dtype:
+                    if _gathered_by_canonizer(fgraph, client):
+                        return True
+                elif _awaits_upcast(fgraph, client, depth + 1):
                     return True
     return False
 
@@ -379,7 +460,10 @@ def local_onnx_constant_folding(fgraph, node):
     (folded in its own dtype first, it would be too late)."""
     if _awaits_upcast(fgraph, node):
         return None
-    return constant_folding.transform(fgraph, node)
+    folded = constant_folding.transform(fgraph, node)
+    for var in folded or ():
+        setattr(var.tag, _FOLDED, True)
+    return folded
 
 
 #: The early constant folding (below), with the upcast in the same walk:

@@ -46,6 +46,10 @@ GRAPHS = {
     # literal, 1e-8 off its own unfused result.)
     "power_with_float32_sum_exponent": lambda x: x ** (_c(F32(0.25)) + F32(1.0)) * F32(0.3) * F32(0.7),
     "exp_times_reciprocal_of_float32": lambda x: pt.exp(-x) / _c(F32(0.7)) * pt.reciprocal(_c(F32(0.3))),
+    # The canonizer gathers these trees (a constant operand to combine; a
+    # nested sum to flatten) before constant folding computes their parts.
+    "difference_of_float32_expression_and_constant": lambda x: x - (pt.gammaln(_c(F32(1.5))) + _c(F32(0.3))),
+    "x_plus_float32_sum_of_expressions": lambda x: x + (pt.gammaln(_c(F32(1.5))) + pt.log(_c(F32(0.5)))),
 }
 
 # Constant operands that FAST_RUN computes in their own dtype, since its
@@ -59,6 +63,11 @@ BOUNDARY = {
     "float32_product_plus_x": lambda x: x + _c(F32(0.1)) * _c(F32(0.7)),
     "float32_sum_times_x": lambda x: x * (_c(F32(0.1)) + _c(F32(0.7))),
     "reciprocal_of_float32_sum_times_x": lambda x: x * pt.reciprocal(_c(F32(0.1)) + _c(F32(0.7))),
+    # A float32 sum of constant expressions (no constant operand) in a
+    # difference: the canonizer has nothing to combine, constant folding sums
+    # it in float32 (PyMC's ChiSquared(nu=3) and HalfStudentT(nu=3), below).
+    "x_minus_float32_sum_of_expressions": lambda x: x - (-pt.gammaln(_c(F32(1.5))) + _c(F32(1.5)) * pt.log(_c(F32(0.5)))),
+    "float32_sum_of_expressions_minus_exp": lambda x: (pt.gammaln(_c(F32(1.5))) + pt.log(_c(F32(0.5)))) - pt.exp(x),
 }
 
 
@@ -101,7 +110,6 @@ def test_gaussian_process_marginal_likelihood_matches_pymc():
     # modes give -23.308062870 (a float32 1/3 in the Gamma(20, 3) prior,
     # reciprocated in float32).
     pm = pytest.importorskip("pymc")
-    from pytensor_onnx.pymc import export_logp
 
     rng = np.random.default_rng(0)
     X = np.linspace(0, 10, 30)[:, None]
@@ -114,7 +122,31 @@ def test_gaussian_process_marginal_likelihood_matches_pymc():
         gp = pm.gp.Marginal(cov_func=cov)
         sigma = pm.HalfNormal("sigma", 1)
         gp.marginal_likelihood("y", X=X, y=y, sigma=sigma)
-    point = model.initial_point()
+    _assert_logp_and_gradient_match_pymc(model, model.initial_point())
+
+
+@pytest.mark.parametrize("distribution", ["ChiSquared", "HalfStudentT"])
+def test_integer_degrees_of_freedom_match_pymc(distribution):
+    # nu=3 is an int8 constant, nu / 2 a float32 one: the logp's constant
+    # -gammaln(nu / 2) + (nu / 2) * log(1 / 2) (ChiSquared's) is a float32 sum
+    # of expressions that FAST_RUN folds in float32 (-0.9189385175704956),
+    # where mode ONNX and the export added its float32 parts in float64
+    # (-0.9189385324716568): logp 1e-8 relative off PyMC's.
+    pm = pytest.importorskip("pymc")
+
+    with pm.Model() as model:
+        if distribution == "ChiSquared":
+            pm.ChiSquared("x", nu=3, shape=3)
+        else:
+            pm.HalfStudentT("x", nu=3, sigma=1, shape=3)
+    _assert_logp_and_gradient_match_pymc(model, {"x_log__": np.array([0.3, -1.2, 0.7])})
+
+
+def _assert_logp_and_gradient_match_pymc(model, point):
+    """The model's logp and gradient at ``point`` in mode ONNX (both paths) and
+    its exported logp, against PyMC's default mode, to 1e-12 relative."""
+    from pytensor_onnx.pymc import export_logp
+
     want_logp = model.compile_logp()(point)
     want_grad = model.compile_dlogp()(point)
     for mode in (onnx_mode(), onnx_mode(kernels=False)):
