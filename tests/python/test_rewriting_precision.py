@@ -1,5 +1,5 @@
 """Float64 graphs give PyTensor's default-mode results whatever dtypes their
-constants have (pytensor_onnx/rewriting.py, local_onnx_upcast_constant_algebra).
+constants have (pytensor_onnx/rewriting.py, "Constants as FAST_RUN computes them").
 
 PyTensor's canonizers, left out of the ONNX rewrite set, combine the
 constants of a product or sum in its output dtype; without them constant
@@ -15,7 +15,9 @@ import onnxruntime as ort
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from pytensor.compile.mode import get_default_mode
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pytensor.compile.mode import Mode, get_default_mode
 
 from pytensor_onnx import export_onnx
 from pytensor_onnx.mode import onnx_mode
@@ -95,6 +97,66 @@ def test_float64_graph_with_constants_of_other_dtypes_matches_pytensor(name):
         assert _relative(got, want) <= 1e-12, f"{label}: {got} vs FAST_RUN {want}"
 
 
+# Random trees of float32 and int8 constants (sums, differences, products,
+# quotients, negations, reciprocals, and other functions between them) in a
+# float64 graph: whichever parts FAST_RUN's canonizers gather (and rebuild
+# with other dtypes) and whichever constant folding computes as built, mode
+# ONNX and the export follow.
+_LEAVES = [np.float32(v) for v in (0.1, 0.3, 0.7, 1.5, 2.5)] + [np.int8(v) for v in (2, 3, 5)]
+_OF_A_LEAF = {"gammaln": pt.gammaln, "log": pt.log, "sqrt": pt.sqrt}
+_OF_A_TREE = {"exp": pt.exp, "tanh": pt.tanh, "sigmoid": pt.sigmoid}
+_FAMILY_UNARY = {"neg": lambda t: -t, "reciprocal": pt.reciprocal}
+_FAMILY_BINARY = {"add": pt.add, "sub": pt.sub, "mul": pt.mul, "div": pt.true_div}
+_WITH_X = {
+    "x + t": lambda x, t: x + t, "x - t": lambda x, t: x - t, "t - x": lambda x, t: t - x,
+    "x * t": lambda x, t: x * t, "x / t": lambda x, t: x / t, "t - exp(x)": lambda x, t: t - pt.exp(x),
+    "exp(x) * t": lambda x, t: pt.exp(x) * t,
+}
+
+
+@st.composite
+def _constant_trees(draw, depth=3):
+    """(description, float32/int8 constant expression)."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        leaf = draw(st.sampled_from(_LEAVES))
+        if draw(st.booleans()):
+            name = draw(st.sampled_from(sorted(_OF_A_LEAF)))
+            return f"{name}({leaf!r})", _OF_A_LEAF[name](pt.constant(leaf))
+        return repr(leaf), pt.constant(leaf)
+    kind = draw(st.sampled_from(["binary", "binary", "family unary", "other unary"]))
+    if kind == "binary":
+        name = draw(st.sampled_from(sorted(_FAMILY_BINARY)))
+        (a, ta), (b, tb) = draw(_constant_trees(depth - 1)), draw(_constant_trees(depth - 1))
+        return f"{name}({a}, {b})", _FAMILY_BINARY[name](ta, tb)
+    table = _FAMILY_UNARY if kind == "family unary" else _OF_A_TREE
+    name = draw(st.sampled_from(sorted(table)))
+    a, ta = draw(_constant_trees(depth - 1))
+    return f"{name}({a})", table[name](ta)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_float64_graph_with_a_random_tree_of_float32_constants_matches_fast_run(data):
+    x = pt.dvector("x")
+    described, tree = data.draw(_constant_trees())
+    form = data.draw(st.sampled_from(sorted(_WITH_X)))
+    out = _WITH_X[form](x, tree)
+    if out.dtype != "float64":
+        return
+    value = np.array([0.3, 1.7, 2.5, 0.9])
+    with np.errstate(all="ignore"):
+        want = pytensor.function([x], out, mode=Mode(linker="py", optimizer="fast_run"))(value)
+        if not np.isfinite(want).all():
+            return
+        got = {label: pytensor.function([x], out, mode=mode)(value)
+               for label, mode in (("mode ONNX", onnx_mode()), ("portable mode ONNX", onnx_mode(kernels=False)))}
+        model = export_onnx([x], [out])
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        got["exported model"] = session.run(None, {session.get_inputs()[0].name: value})[0]
+    for label, result in got.items():
+        assert _relative(result, want) <= 1e-12, f"{form} with t = {described}: {label} {result} vs FAST_RUN {want}"
+
+
 def test_int64_product_of_int8_constants_does_not_wrap():
     # x * 100 * 100 on int64: constant_fold_branches_of_add_mul multiplied
     # the int8 constants (100 * 100 = 16 in int8).
@@ -125,21 +187,26 @@ def test_gaussian_process_marginal_likelihood_matches_pymc():
     _assert_logp_and_gradient_match_pymc(model, model.initial_point())
 
 
-@pytest.mark.parametrize("distribution", ["ChiSquared", "HalfStudentT"])
-def test_integer_degrees_of_freedom_match_pymc(distribution):
-    # nu=3 is an int8 constant, nu / 2 a float32 one: the logp's constant
-    # -gammaln(nu / 2) + (nu / 2) * log(1 / 2) (ChiSquared's) is a float32 sum
-    # of expressions that FAST_RUN folds in float32 (-0.9189385175704956),
-    # where mode ONNX and the export added its float32 parts in float64
-    # (-0.9189385324716568): logp 1e-8 relative off PyMC's.
+@pytest.mark.parametrize("distribution", ["ChiSquared", "HalfStudentT", "TruncatedNormal"])
+def test_integer_parameters_match_pymc(distribution):
+    # Python ints are int8 constants, and PyMC computes with them in float32:
+    # nu / 2 of nu=3, the truncation bounds' standardization (-2 - 0) / 1 /
+    # sqrt(float32 2). FAST_RUN sums ChiSquared's -gammaln(nu / 2) + (nu / 2)
+    # * log(1 / 2) in float32 (-0.9189385175704956; mode ONNX and the export
+    # added its float32 parts in float64, -0.9189385324716568), and its
+    # canonizer makes that standardization a float32 division (float64 as
+    # built): logps 1e-9 to 1e-8 relative off PyMC's.
     pm = pytest.importorskip("pymc")
 
     with pm.Model() as model:
         if distribution == "ChiSquared":
             pm.ChiSquared("x", nu=3, shape=3)
-        else:
+        elif distribution == "HalfStudentT":
             pm.HalfStudentT("x", nu=3, sigma=1, shape=3)
-    _assert_logp_and_gradient_match_pymc(model, {"x_log__": np.array([0.3, -1.2, 0.7])})
+        else:
+            pm.TruncatedNormal("x", 0, 1, lower=-2, upper=3, shape=3)
+    [value_var] = model.value_vars
+    _assert_logp_and_gradient_match_pymc(model, {value_var.name: np.array([0.3, -1.2, 0.7])})
 
 
 def _assert_logp_and_gradient_match_pymc(model, point):
