@@ -40,7 +40,7 @@ RUNTIMES = ["node", "chromium"]
 JS_OPTIONS = {"chains": 4, "tune": 500, "draws": 800, "seed": 20261125}
 #: The non-centered eight schools has a divergence in about one run of 4 x 500 draws in five at the
 #: default target acceptance 0.8 (eight seeds tried; as with Stan and PyMC, whose eight-schools examples
-#: raise it): at 0.9 none in the runs tried, so "no divergences" is a check that can hold on any seed.
+#: raise it): at 0.9 none or one in the runs tried, so "at most 0.5% divergent" holds on any seed.
 OVERRIDES = {"eight_schools_noncentered": {"targetAccept": 0.9}}
 PYMC_SAMPLE = {"chains": 4, "tune": 1000, "draws": 1000, "random_seed": 20261125}
 MCSE_BOUND = 5.0
@@ -135,7 +135,11 @@ def test_posterior_matches_pymc(runtime, model, fits, reference):
     worst = {name: max(d["rhat"]) for name, d in fit["diagnostics"].items()}
     assert max(worst.values()) <= 1.01, f"R-hat above 1.01: {worst}"
     if model == "eight_schools_noncentered":
-        assert fit["stats"]["divergences"] == 0
+        # Rare, not absent: a wrong gradient or log-density makes most
+        # transitions diverge. (0 of 3,200 draws at this seed until the export
+        # computed its float32 constants as FAST_RUN does, 1 of 3,200 since:
+        # the trajectories follow the last bit of the log-density.)
+        assert fit["stats"]["divergences"] <= 0.005 * JS_OPTIONS["chains"] * JS_OPTIONS["draws"]
     stats = fit["stats"]
     assert len(stats["stepSize"]) == 4 and all(s > 0 for s in stats["stepSize"])
     assert np.asarray(stats["treeDepth"]).shape == (4, JS_OPTIONS["draws"])
