@@ -386,14 +386,18 @@ def _is_zero(var):
     return isinstance(var, Constant) and np.asarray(var.data).size > 0 and not np.asarray(var.data).any()
 
 
+#: The fgraph attribute that holds, during _ConstantCanonicalize's pass, the
+#: variables known to be computed from constants (on the graph: compilations
+#: in other threads run the same rewriter objects).
+_CONSTANT_VARS = "onnx_constant_vars"
+
+
 class _OnConstantExpressions(NodeRewriter):
     """A node rewriter of FAST_RUN's canonicalize, applied only to operations
-    of constants: those whose inputs are constants or in ``constant`` (the
-    outputs of such operations, kept up to date as the pass goes)."""
+    of constants."""
 
-    def __init__(self, rewriter, constant):
+    def __init__(self, rewriter):
         self.rewriter = rewriter
-        self.constant = constant
 
     def tracks(self):
         return self.rewriter.tracks()
@@ -401,18 +405,9 @@ class _OnConstantExpressions(NodeRewriter):
     def add_requirements(self, fgraph):
         self.rewriter.add_requirements(fgraph)
 
-    def _constant(self, var, depth=0):
-        if var in self.constant or isinstance(var, Constant):
-            return True
-        if var.owner is None or depth >= _MAX_CONSTANT_DEPTH:
-            return False
-        if all(self._constant(i, depth + 1) for i in var.owner.inputs):
-            self.constant.update(var.owner.outputs)
-            return True
-        return False
-
     def transform(self, fgraph, node, *args, **kwargs):
-        if not all(self._constant(i) for i in node.inputs):
+        known = getattr(fgraph, _CONSTANT_VARS, None)
+        if known is None or not all(_known_constant(i, known) for i in node.inputs):
             return False
         family = _family(node.op)
         if family is not None and self.rewriter is _CANONIZERS[family]:
@@ -424,6 +419,19 @@ class _OnConstantExpressions(NodeRewriter):
         return f"constants_only({self.rewriter})"
 
 
+def _known_constant(var, known, depth=0):
+    """Whether ``var`` is computed from constants; ``known`` collects those
+    found (the pass's rewrites make new ones)."""
+    if var in known or isinstance(var, Constant):
+        return True
+    if var.owner is None or depth >= _MAX_CONSTANT_DEPTH:
+        return False
+    if all(_known_constant(i, known, depth + 1) for i in var.owner.inputs):
+        known.update(var.owner.outputs)
+        return True
+    return False
+
+
 class _ConstantCanonicalize(GraphRewriter):
     """FAST_RUN's canonicalize (its node rewriters in its order, then constant
     folding) on the trees of constants only, and only when the graph has
@@ -433,9 +441,8 @@ class _ConstantCanonicalize(GraphRewriter):
     def __init__(self):
         canonicalize = optdb["canonicalize"].query(
             RewriteDatabaseQuery(include=["fast_run"], exclude=list(UNSUITABLE_REWRITES)))
-        self.constant = set()
         self.rewriter = EquilibriumGraphRewriter(
-            [_OnConstantExpressions(r, self.constant) for r in canonicalize.get_node_rewriters()],
+            [_OnConstantExpressions(r) for r in canonicalize.get_node_rewriters()],
             max_use_ratio=canonicalize.max_use_ratio, ignore_newtrees=canonicalize.ignore_newtrees,
             tracks_on_change_inputs=canonicalize.tracks_on_change_inputs, final_rewriters=canonicalize.final_rewriters)
 
@@ -443,16 +450,17 @@ class _ConstantCanonicalize(GraphRewriter):
         self.rewriter.add_requirements(fgraph)
 
     def apply(self, fgraph):
-        self.constant.clear()
+        known = set()
         for node in fgraph.toposort():
-            if all(isinstance(i, Constant) or i in self.constant for i in node.inputs):
-                self.constant.update(node.outputs)
-        try:
-            if any(v.owner is not None and not isinstance(v.owner.op, DimShuffle) for v in self.constant):
-                return self.rewriter.apply(fgraph)
+            if all(isinstance(i, Constant) or i in known for i in node.inputs):
+                known.update(node.outputs)
+        if not any(v.owner is not None and not isinstance(v.owner.op, DimShuffle) for v in known):
             return None
+        setattr(fgraph, _CONSTANT_VARS, known)
+        try:
+            return self.rewriter.apply(fgraph)
         finally:
-            self.constant.clear()
+            delattr(fgraph, _CONSTANT_VARS)
 
 
 @node_rewriter([DimShuffle])
